@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+const optionalString = (schema: z.ZodString) => z.preprocess(emptyAsAbsent, schema.optional());
+
+const urlWithProtocols = (protocols: readonly string[], what: string) =>
+  z
+    .string()
+    .url(`must be a URL (${what})`)
+    .refine((value) => protocols.includes(new URL(value).protocol), {
+      message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')} (${what})`,
+    });
+
+const integerSetting = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    emptyAsAbsent,
+    z
+      .string()
+      .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+      .transform(Number)
+      .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+      .default(String(fallback)),
+  );
+
+const booleanSetting = z.preprocess(
+  emptyAsAbsent,
+  z
+    .enum(['true', 'false', '1', '0'], { errorMap: () => ({ message: 'must be true or false' }) })
+    .transform((value) => value === 'true' || value === '1')
+    .default('false'),
+);
+
+const environmentSchema = z.object({
+  PORT: integerSetting(0, 65535, 8080),
+  DATABASE_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['postgres:', 'postgresql:'], 'postgres://user@host:5432/db').optional()),
+  EVENTSTORE_URL: z.preprocess(
+    emptyAsAbsent,
+    urlWithProtocols(['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'], 'esdb://host:2113?tls=false').optional(),
+  ),
+  REDIS_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['redis:', 'rediss:'], 'redis://host:6379').optional()),
+  S3_BUCKET: optionalString(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
+  S3_ENDPOINT: z.preprocess(emptyAsAbsent, urlWithProtocols(['http:', 'https:'], 'http://host:port').optional()),
+  S3_REGION: z.preprocess(emptyAsAbsent, z.string().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').default('us-east-1')),
+  S3_FORCE_PATH_STYLE: booleanSetting,
+  PUBLIC_BASE_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['http:', 'https:'], 'https://api.example.com').optional()),
+  RATE_LIMIT_PER_MINUTE: integerSetting(1, 1_000_000, 120),
+  ERROR_TYPE_BASE: z.preprocess(
+    emptyAsAbsent,
+    urlWithProtocols(['http:', 'https:', 'urn:'], 'https://errors.example.com/v1')
+      .transform((value) => value.replace(/\/+$/, ''))
+      .default('https://problems.dental-supply.example/v1'),
+  ),
+  LOG_LEVEL: z.preprocess(
+    emptyAsAbsent,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      errorMap: () => ({ message: 'must be one of fatal, error, warn, info, debug, trace, silent' }),
+    }).default('info'),
+  ),
+  DATA_DIR: z.preprocess(emptyAsAbsent, z.string().default('./.data')),
+  SIGNING_SECRET: optionalString(z.string().min(32, 'must be at least 32 characters')),
+});
+
+export type Config = Readonly<{
+  port: number;
+  databaseUrl: string | undefined;
+  eventStoreUrl: string | undefined;
+  redisUrl: string | undefined;
+  s3: Readonly<{ bucket: string; endpoint: string | undefined; region: string; forcePathStyle: boolean }> | undefined;
+  publicBaseUrl: string | undefined;
+  rateLimitPerMinute: number;
+  errorTypeBase: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  dataDir: string;
+  signingSecret: string | undefined;
+}>;
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, reason: string) {
+    super(`Invalid setting ${setting}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once; a bad value throws a ConfigError naming the setting. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd: string = process.cwd()): Config {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const setting = issue?.path[0];
+    throw new ConfigError(typeof setting === 'string' ? setting : 'environment', issue?.message ?? 'invalid');
+  }
+  const e = parsed.data;
+  if ((e.S3_ENDPOINT !== undefined || e.S3_FORCE_PATH_STYLE) && e.S3_BUCKET === undefined) {
+    throw new ConfigError('S3_BUCKET', 'must be set when S3_ENDPOINT or S3_FORCE_PATH_STYLE is set');
+  }
+  return Object.freeze({
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    eventStoreUrl: e.EVENTSTORE_URL,
+    redisUrl: e.REDIS_URL,
+    s3:
+      e.S3_BUCKET === undefined
+        ? undefined
+        : Object.freeze({ bucket: e.S3_BUCKET, endpoint: e.S3_ENDPOINT, region: e.S3_REGION, forcePathStyle: e.S3_FORCE_PATH_STYLE }),
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    errorTypeBase: e.ERROR_TYPE_BASE,
+    logLevel: e.LOG_LEVEL,
+    dataDir: path.resolve(cwd, e.DATA_DIR),
+    signingSecret: e.SIGNING_SECRET,
+  });
+}

@@ -1,0 +1,102 @@
+import type { EventEnvelope } from '../events/index.js';
+
+/**
+ * A place in the global log, ordered by (tx, seq). For the Postgres store tx is the appending
+ * transaction's id (xid8) and seq the global position; for EventStoreDB, the commit and prepare
+ * positions. `logStart` is before every event.
+ */
+export type LogPosition = { readonly tx: bigint; readonly seq: bigint };
+
+export const logStart: LogPosition = Object.freeze({ tx: 0n, seq: 0n });
+
+export function compareLogPositions(a: LogPosition, b: LogPosition): number {
+  if (a.tx !== b.tx) return a.tx < b.tx ? -1 : 1;
+  if (a.seq !== b.seq) return a.seq < b.seq ? -1 : 1;
+  return 0;
+}
+
+/** An event as the store returns it. `data` is raw JSON: decode it with `decodeEvent`. */
+export type RecordedEvent = {
+  readonly position: LogPosition;
+  readonly streamName: string;
+  /** 0-based revision of the event within its stream. */
+  readonly streamRevision: bigint;
+  readonly eventId: string;
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly tenantId: string;
+  readonly occurredAt: string;
+  /** When the store accepted the event (UTC, ms). */
+  readonly recordedAt: string;
+  readonly data: unknown;
+};
+
+/**
+ * What the writer expects of the stream: `no_stream` (must not exist yet), `stream_exists`, `any`,
+ * or the exact revision of the stream's last event.
+ */
+export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | bigint;
+
+export type AppendResult = { readonly nextExpectedRevision: bigint; readonly position: LogPosition };
+
+export type StreamWrite = {
+  readonly streamName: string;
+  readonly expectedRevision: ExpectedRevision;
+  readonly events: readonly EventEnvelope[];
+};
+
+export type ReadAllResult = {
+  readonly events: readonly RecordedEvent[];
+  /** Where the next read continues; equals `from` when nothing was read. */
+  readonly next: LogPosition;
+  /** True when no event past `next` is visible yet. */
+  readonly atHead: boolean;
+};
+
+export type LogHead = {
+  /** Position of the last visible event, or logStart for an empty log. */
+  readonly position: LogPosition;
+  /** Number of visible events in the log. */
+  readonly eventCount: bigint;
+  /** recordedAt of the last visible event. */
+  readonly lastRecordedAt: string | undefined;
+};
+
+export type SubscribeOptions = {
+  /** Exclusive: the subscription delivers events after this position. */
+  readonly from: LogPosition;
+  readonly batchSize?: number;
+  readonly signal?: AbortSignal;
+};
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${streamName}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/**
+ * The event log port. Adapters: Postgres (default, also on PGlite) and EventStoreDB.
+ * Ordering promise: readAll and subscribe deliver every event exactly once in LogPosition order,
+ * and never deliver an event past one that a still-running writer may yet commit before it.
+ */
+export interface EventStore {
+  readonly kind: 'postgres' | 'eventstoredb';
+  append(streamName: string, events: readonly EventEnvelope[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams. Atomic on Postgres (one transaction); on EventStoreDB applied
+   * stream by stream in the given order.
+   */
+  appendMany(writes: readonly StreamWrite[]): Promise<readonly AppendResult[]>;
+  readStream(streamName: string): Promise<readonly RecordedEvent[]>;
+  readAll(from: LogPosition, maxCount: number): Promise<ReadAllResult>;
+  /** Catch-up then live: yields batches (never empty) until the signal aborts. */
+  subscribe(options: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
+  head(): Promise<LogHead>;
+  close(): Promise<void>;
+}

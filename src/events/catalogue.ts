@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { catalogEvents } from './catalog.js';
+import { fulfillmentEvents } from './fulfillments.js';
+import { locationEvents } from './locations.js';
+import { orderEvents } from './orders.js';
+import { id, isoTimestamp } from './primitives.js';
+import { stockEvents } from './stock.js';
+import { tenancyEvents } from './tenancy.js';
+
+/** Every event type the service understands, with the zod schema of its data. */
+export const eventSchemas = {
+  ...tenancyEvents,
+  ...locationEvents,
+  ...catalogEvents,
+  ...stockEvents,
+  ...orderEvents,
+  ...fulfillmentEvents,
+} as const;
+
+export type EventType = keyof typeof eventSchemas;
+export type EventData<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
+
+/** A domain event: its type and the data its schema describes. */
+export type DomainEvent = { [T in EventType]: { readonly type: T; readonly data: EventData<T> } }[EventType];
+export type DomainEventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+/** The schema version written for each type today. Older versions are upcast on read. */
+export const currentSchemaVersion = 1;
+
+/**
+ * What every event carries besides its data: tenant (workspace) id, event id, when it occurred and
+ * the schema version of its data.
+ */
+export const envelopeSchema = z
+  .object({
+    eventId: z.string().uuid(),
+    tenantId: id,
+    occurredAt: isoTimestamp,
+    schemaVersion: z.number().int().positive(),
+  })
+  .strict();
+
+export type Envelope = z.infer<typeof envelopeSchema>;
+export type EventEnvelope<E extends DomainEvent = DomainEvent> = Envelope & E;
+
+export function isKnownEventType(type: string): type is EventType {
+  return Object.hasOwn(eventSchemas, type);
+}
+
+export class EventDecodeError extends Error {
+  constructor(
+    readonly eventId: string,
+    readonly eventType: string,
+    reason: string,
+  ) {
+    super(`event ${eventId} (${eventType}) does not match its schema: ${reason}`);
+    this.name = 'EventDecodeError';
+  }
+}
+
+type RawEvent = {
+  readonly eventId: string;
+  readonly type: string;
+  readonly tenantId: string;
+  readonly occurredAt: string;
+  readonly schemaVersion: number;
+  readonly data: unknown;
+};
+
+/**
+ * Turns a stored event into a typed one. Unknown event types give `undefined` (readers skip them);
+ * a known type whose data breaks its schema, or a schema version newer than this code knows,
+ * throws an EventDecodeError: that is a poison event, never something to drop silently.
+ */
+export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
+  if (!isKnownEventType(raw.type)) {
+    return undefined;
+  }
+  if (raw.schemaVersion > currentSchemaVersion) {
+    throw new EventDecodeError(raw.eventId, raw.type, `schema version ${raw.schemaVersion} is newer than ${currentSchemaVersion}`);
+  }
+  const parsed = eventSchemas[raw.type].safeParse(raw.data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new EventDecodeError(raw.eventId, raw.type, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return {
+    eventId: raw.eventId,
+    tenantId: raw.tenantId,
+    occurredAt: raw.occurredAt,
+    schemaVersion: raw.schemaVersion,
+    type: raw.type,
+    data: parsed.data,
+  } as EventEnvelope;
+}
+
+/** Builds an event for appending, checking its data against the catalogue first. */
+export function newEvent<T extends EventType>(
+  type: T,
+  data: EventData<T>,
+  envelope: Omit<Envelope, 'schemaVersion'>,
+): EventEnvelope<DomainEventOf<T>> {
+  const parsed = eventSchemas[type].parse(data);
+  return { ...envelope, schemaVersion: currentSchemaVersion, type, data: parsed } as EventEnvelope<DomainEventOf<T>>;
+}

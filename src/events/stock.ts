@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { id, isoDate, isoTimestamp, quantity } from './primitives.js';
+
+export const boxStatus = z.enum(['active', 'quarantined', 'depleted', 'expired', 'disposed']);
+
+/**
+ * Movement types of the append-only box ledger. `receive` adds stock; `consume` uses it in a
+ * clinic; `issue` takes reserved stock out for an order; `transfer` moves the box between
+ * warehouses; `adjust` corrects a count; `reserve`/`release` change the reserved quantity only;
+ * `dispose` writes stock off (expired, damaged); `return` brings issued stock back.
+ */
+export const movementType = z.enum(['receive', 'consume', 'issue', 'transfer', 'adjust', 'reserve', 'release', 'dispose', 'return']);
+
+export const boxOrigin = z
+  .object({
+    type: z.enum(['purchase', 'order', 'transfer', 'count']),
+    reference: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** A stock box (a physical container of one catalog item in one warehouse) and its ledger. */
+export const stockEvents = {
+  BoxRegistered: z
+    .object({
+      boxId: id,
+      code: z.string().min(1),
+      catalogItemId: id,
+      warehouseId: id,
+      status: boxStatus,
+      lot: z.string().min(1).optional(),
+      serials: z.array(z.string().min(1)).optional(),
+      expiresOn: isoDate.optional(),
+      origin: boxOrigin,
+    })
+    .strict(),
+  BoxStatusChanged: z.object({ boxId: id, status: boxStatus, reasonCode: z.string().optional() }).strict(),
+
+  /** One ledger entry. `occurredAt` is when it happened physically; the event's own time is when it was recorded. */
+  StockMovementRecorded: z
+    .object({
+      movementId: id,
+      type: movementType,
+      boxId: id,
+      catalogItemId: id,
+      quantityDelta: quantity,
+      reservedDelta: quantity.optional(),
+      actorId: id,
+      secondActorId: id.optional(),
+      fromWarehouseId: id.optional(),
+      toWarehouseId: id.optional(),
+      reasonCode: z.string().min(1).optional(),
+      idempotencyKey: z.string().min(1).optional(),
+      correlationId: z.string().min(1).optional(),
+      splitId: z.string().min(1).optional(),
+      occurredAt: isoTimestamp,
+    })
+    .strict()
+    .refine((m) => m.type !== 'transfer' || (m.fromWarehouseId !== undefined && m.toWarehouseId !== undefined), {
+      message: 'a transfer names both warehouses',
+    }),
+} as const;

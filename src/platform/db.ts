@@ -1,0 +1,92 @@
+import {
+  createBigintTypeParser,
+  createNumericTypeParser,
+  createPool,
+  type DatabasePool,
+  type DriverTypeParser,
+} from 'slonik';
+import type { Config } from '../config/config.js';
+import type { Logger } from './logger.js';
+import { openEmbeddedDatabase } from './pgliteHost.js';
+import { createResultParserInterceptor } from './resultParser.js';
+
+export type DatabaseKind = 'postgres' | 'pglite';
+
+export type Database = {
+  readonly pool: DatabasePool;
+  readonly kind: DatabaseKind;
+  /** Where the pool connects; for PGlite, the loopback port of the hosting process. */
+  readonly connectionUri: string;
+  close(): Promise<void>;
+};
+
+/** Timestamps leave the database as ISO 8601 UTC strings with milliseconds. */
+const timestampTypeParser = (name: 'timestamptz' | 'timestamp'): DriverTypeParser => ({
+  name,
+  parse: (value: string) => new Date(Date.parse(name === 'timestamp' ? `${value}Z` : value)).toISOString(),
+});
+
+export const typeParsers: readonly DriverTypeParser[] = [
+  createBigintTypeParser(),
+  createNumericTypeParser(),
+  timestampTypeParser('timestamptz'),
+  timestampTypeParser('timestamp'),
+  { name: 'date', parse: (value: string) => value },
+];
+
+export type OpenDatabaseOptions = {
+  /** `serve` hosts the embedded database itself; commands may join a running host. */
+  mustHostEmbedded?: boolean;
+  maximumPoolSize?: number;
+};
+
+export async function openDatabase(config: Config, logger: Logger, options: OpenDatabaseOptions = {}): Promise<Database> {
+  if (config.databaseUrl) {
+    const pool = await createDatabasePool(config.databaseUrl, options.maximumPoolSize ?? 10, 'postgres');
+    return { pool, kind: 'postgres', connectionUri: config.databaseUrl, close: () => pool.end() };
+  }
+  const embedded = await openEmbeddedDatabase(config.dataDir, logger, { mustHost: options.mustHostEmbedded ?? false });
+  try {
+    const pool = await createDatabasePool(embedded.connectionUri, options.maximumPoolSize ?? 4, 'pglite');
+    return {
+      pool,
+      kind: 'pglite',
+      connectionUri: embedded.connectionUri,
+      close: async () => {
+        await pool.end();
+        await embedded.close();
+      },
+    };
+  } catch (error) {
+    await embedded.close();
+    throw error;
+  }
+}
+
+export async function createDatabasePool(
+  connectionUri: string,
+  maximumPoolSize: number,
+  kind: DatabaseKind = 'postgres',
+): Promise<DatabasePool> {
+  return createPool(withUtcSession(connectionUri), {
+    interceptors: [createResultParserInterceptor()],
+    typeParsers,
+    maximumPoolSize,
+    connectionTimeout: 10_000,
+    statementTimeout: 'DISABLE_TIMEOUT',
+    idleTimeout: 10_000,
+    idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT',
+    // PGlite is one session shared by every socket connection: DISCARD ALL on release would drop
+    // settings and advisory locks that other connections hold.
+    ...(kind === 'pglite' ? { resetConnection: async () => {} } : {}),
+  });
+}
+
+/** Every session runs in UTC, whatever the server's default zone. */
+function withUtcSession(connectionUri: string): string {
+  const url = new URL(connectionUri);
+  if (!url.searchParams.has('options')) {
+    url.searchParams.set('options', '-c TimeZone=UTC');
+  }
+  return url.toString();
+}
