@@ -9,7 +9,7 @@ const urlWithProtocols = (protocols: readonly string[], what: string) =>
   z
     .string()
     .url(`must be a URL (${what})`)
-    .refine((value) => protocols.includes(new URL(value).protocol), {
+    .refine((value) => !URL.canParse(value) || protocols.includes(new URL(value).protocol), {
       message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')} (${what})`,
     });
 

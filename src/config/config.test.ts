@@ -1,0 +1,83 @@
+import { describe, expect, test } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('settings', () => {
+  test('an empty environment gives the documented defaults, frozen', () => {
+    const config = loadConfig({}, '/srv/app');
+    expect(config).toEqual({
+      port: 8080,
+      databaseUrl: undefined,
+      eventStoreUrl: undefined,
+      redisUrl: undefined,
+      s3: undefined,
+      publicBaseUrl: undefined,
+      rateLimitPerMinute: 120,
+      errorTypeBase: 'https://problems.dental-supply.example/v1',
+      logLevel: 'info',
+      dataDir: '/srv/app/.data',
+      signingSecret: undefined,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test('every setting is read and normalised', () => {
+    const config = loadConfig(
+      {
+        PORT: '9090',
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/supply',
+        EVENTSTORE_URL: 'esdb://127.0.0.1:2113?tls=false',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        S3_BUCKET: 'supply-exports',
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
+        S3_REGION: 'eu-west-1',
+        S3_FORCE_PATH_STYLE: 'true',
+        PUBLIC_BASE_URL: 'https://api.example.com/',
+        RATE_LIMIT_PER_MINUTE: '600',
+        ERROR_TYPE_BASE: 'https://errors.example.com/v1/',
+        LOG_LEVEL: 'debug',
+        DATA_DIR: '/var/lib/supply',
+        SIGNING_SECRET: 'x'.repeat(32),
+      },
+      '/srv/app',
+    );
+    expect(config).toMatchObject({
+      port: 9090,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/supply',
+      eventStoreUrl: 'esdb://127.0.0.1:2113?tls=false',
+      redisUrl: 'redis://127.0.0.1:6379',
+      s3: { bucket: 'supply-exports', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', forcePathStyle: true },
+      publicBaseUrl: 'https://api.example.com',
+      rateLimitPerMinute: 600,
+      errorTypeBase: 'https://errors.example.com/v1',
+      logLevel: 'debug',
+      dataDir: '/var/lib/supply',
+    });
+  });
+
+  test('empty strings count as absent', () => {
+    expect(loadConfig({ DATABASE_URL: '', REDIS_URL: ' ', PORT: '' }).databaseUrl).toBeUndefined();
+  });
+
+  test.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['DATABASE_URL', 'not a url'],
+    ['EVENTSTORE_URL', 'http://127.0.0.1:2113'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['S3_BUCKET', 'Bad_Bucket'],
+    ['RATE_LIMIT_PER_MINUTE', '0'],
+    ['RATE_LIMIT_PER_MINUTE', '1.5'],
+    ['LOG_LEVEL', 'verbose'],
+    ['S3_FORCE_PATH_STYLE', 'yes'],
+    ['SIGNING_SECRET', 'short'],
+  ])('a bad %s (%s) stops start-up with a message naming the setting', (setting, value) => {
+    const attempt = () => loadConfig({ S3_BUCKET: 'supply-exports', [setting]: value });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(new RegExp(`^Invalid setting ${setting}: `));
+  });
+
+  test('S3_ENDPOINT without S3_BUCKET names the missing bucket', () => {
+    expect(() => loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(/Invalid setting S3_BUCKET/);
+  });
+});
