@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { decodeEvent, EventDecodeError, eventSchemas, newEvent } from './index.js';
+
+const envelope = () => ({ eventId: randomUUID(), tenantId: 'ws_1', occurredAt: '2026-11-01T08:00:00.000Z' });
+
+describe('event catalogue', () => {
+  test('a stored event decodes to its typed form with its envelope', () => {
+    const event = newEvent('ClinicOpened', { clinicId: 'cli_1', name: 'Centro', status: 'active' }, envelope());
+    const decoded = decodeEvent({ ...event, data: JSON.parse(JSON.stringify(event.data)) });
+    expect(decoded).toEqual(event);
+    expect(decoded?.schemaVersion).toBe(1);
+  });
+
+  test('readers skip unknown event types instead of failing', () => {
+    expect(decodeEvent({ ...envelope(), schemaVersion: 1, type: 'SomethingNew', data: { anything: true } })).toBeUndefined();
+  });
+
+  test('a known type whose data breaks its schema is a poison event, never dropped silently', () => {
+    const raw = { ...envelope(), schemaVersion: 1, type: 'ClinicOpened', data: { clinicId: 'cli_1', status: 'active' } };
+    expect(() => decodeEvent(raw)).toThrow(EventDecodeError);
+    expect(() => decodeEvent(raw)).toThrow(/name/);
+  });
+
+  test('a schema version newer than the code is refused', () => {
+    const raw = { ...envelope(), schemaVersion: 2, type: 'ClinicOpened', data: { clinicId: 'cli_1', name: 'x', status: 'active' } };
+    expect(() => decodeEvent(raw)).toThrow(/schema version 2 is newer/);
+  });
+
+  test('schemas are strict: an unknown field is refused', () => {
+    expect(() => newEvent('MemberSuspended', { memberId: 'mem_1', extra: 1 } as never, envelope())).toThrow();
+  });
+
+  test.each([
+    ['an express warehouse without its clinic', 'WarehouseOpened', { warehouseId: 'wh_1', name: 'Express', kind: 'express', status: 'active' }],
+    ['a central warehouse bound to a clinic', 'WarehouseOpened', { warehouseId: 'wh_1', name: 'Central', kind: 'central', clinicId: 'cli_1', status: 'active' }],
+    ['a cost without its currency', 'CatalogItemCostRecorded', { itemId: 'itm_1', costStatus: 'confirmed', cost: 100, costMeasurement: { quantity: 1, unitOfMeasure: 'box' } }],
+    ['a transfer without its warehouses', 'StockMovementRecorded', {
+      movementId: 'mov_1', type: 'transfer', boxId: 'box_1', catalogItemId: 'itm_1', quantityDelta: 0, actorId: 'mem_1', occurredAt: '2026-11-01T08:00:00.000Z',
+    }],
+    ['a timestamp without milliseconds', 'CustodyTransferred', {
+      orderId: 'ord_1', custodyMovementId: 'cus_1', type: 'handover', fromActorId: 'mem_1', toActorId: 'mem_2', occurredAt: '2026-11-01T08:00:00Z',
+    }],
+  ])('rules hold: %s is refused', (_name, type, data) => {
+    expect(() => decodeEvent({ ...envelope(), schemaVersion: 1, type, data })).toThrow(EventDecodeError);
+  });
+
+  test('order events carry value and patient reference even though /v1 never returns them', () => {
+    const shape = eventSchemas.OrderDrafted.parse({
+      orderId: 'ord_1',
+      number: 1,
+      type: 'clinical',
+      requesterId: 'mem_1',
+      clinicId: 'cli_1',
+      destinationWarehouseId: 'wh_1',
+      patientRef: 'P-1',
+      value: 1000,
+      currency: 'EUR',
+      lines: [{ lineId: 'l1', catalogItemId: 'itm_1', sku: 'S', name: 'N', requestedQty: 1, unitOfMeasure: 'box', categoryId: 'cat_1', highValue: false }],
+    });
+    expect(shape).toMatchObject({ patientRef: 'P-1', value: 1000, currency: 'EUR' });
+  });
+});
