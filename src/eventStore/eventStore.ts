@@ -37,6 +37,19 @@ export type RecordedEvent = {
  */
 export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | bigint;
 
+/** Whether a stream at `actual` meets the writer's expectation. */
+export function satisfiesExpectedRevision(expected: ExpectedRevision, actual: bigint | 'no_stream'): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return actual === 'no_stream';
+  if (expected === 'stream_exists') return actual !== 'no_stream';
+  return actual === expected;
+}
+
+/**
+ * `position` is that of the write's last event. A write without events only checks the expected
+ * revision: its result carries the stream's current revision (-1 when the stream does not exist)
+ * and logStart.
+ */
 export type AppendResult = { readonly nextExpectedRevision: bigint; readonly position: LogPosition };
 
 export type StreamWrite = {
@@ -98,5 +111,7 @@ export interface EventStore {
   /** Catch-up then live: yields batches (never empty) until the signal aborts. */
   subscribe(options: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
   head(): Promise<LogHead>;
+  /** Names of the existing streams that start with `prefix`, sorted. */
+  streamNames(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -1,0 +1,19 @@
+import type { Config } from '../config/config.js';
+import type { Database } from '../platform/db.js';
+import type { Logger } from '../platform/logger.js';
+import type { EventStore } from './eventStore.js';
+import { createEventStoreDbEventStore } from './eventStoreDbEventStore.js';
+import { createPostgresEventStore } from './postgresEventStore.js';
+
+/** EventStoreDB when EVENTSTORE_URL is set; otherwise the `events` table of the service's database. */
+export async function createEventStore(options: {
+  readonly config: Config;
+  readonly database: Database;
+  readonly logger: Logger;
+}): Promise<EventStore> {
+  const { config, database, logger } = options;
+  if (config.eventStoreUrl !== undefined) {
+    return createEventStoreDbEventStore({ connectionString: config.eventStoreUrl, logger });
+  }
+  return createPostgresEventStore({ pool: database.pool, kind: database.kind, connectionUri: database.connectionUri, logger });
+}

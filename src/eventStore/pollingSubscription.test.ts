@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { logStart, type LogPosition, type ReadAllResult, type RecordedEvent } from './eventStore.js';
+import { pollingSubscription } from './pollingSubscription.js';
+import { createWakeHub } from './wakeHub.js';
+
+function recorded(seq: number): RecordedEvent {
+  return {
+    position: { tx: 1n, seq: BigInt(seq) },
+    streamName: 'supply.workspace-t1',
+    streamRevision: BigInt(seq - 1),
+    eventId: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
+    type: 'WorkspaceCreated',
+    schemaVersion: 1,
+    tenantId: 't1',
+    occurredAt: '2025-01-01T00:00:00.000Z',
+    recordedAt: '2025-01-01T00:00:00.000Z',
+    data: {},
+  };
+}
+
+/** A log in memory: `visible` events can be read; reads count so tests can see polling. */
+function memoryLog() {
+  const log = { visible: [] as RecordedEvent[], pending: false, reads: 0 };
+  const readBatch = async (from: LogPosition, maxCount: number): Promise<ReadAllResult> => {
+    log.reads += 1;
+    const after = log.visible.filter((event) => event.position.seq > from.seq);
+    const events = after.slice(0, maxCount);
+    return { events, next: events.at(-1)?.position ?? from, atHead: after.length <= maxCount };
+  };
+  return { log, readBatch, hasPendingEvents: async () => log.pending };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe('wake hub', () => {
+  it('given a wake-up while the subscriber was busy, then its next wait returns at once', async () => {
+    const hub = createWakeHub();
+    const waker = hub.waker();
+    hub.wakeAll();
+
+    const started = Date.now();
+    await waker.wait(10_000);
+
+    expect(Date.now() - started).toBeLessThan(100);
+    waker.close();
+    expect(hub.size).toBe(0);
+  });
+
+  it('given a wait, then an abort ends it at once', async () => {
+    const waker = createWakeHub().waker();
+    const controller = new AbortController();
+    const waiting = waker.wait(10_000, controller.signal);
+    controller.abort();
+    await expect(waiting).resolves.toBeUndefined();
+  });
+});
+
+describe('polling subscription', () => {
+  it('given a backlog, then it catches up in batches, then a wake-up delivers a new event without waiting for the poll', async () => {
+    const { log, readBatch, hasPendingEvents } = memoryLog();
+    log.visible.push(recorded(1), recorded(2), recorded(3));
+    const hub = createWakeHub();
+    const controller = new AbortController();
+    const batches: number[][] = [];
+    const consuming = (async () => {
+      const subscription = pollingSubscription({
+        from: logStart,
+        batchSize: 2,
+        signal: controller.signal,
+        readBatch,
+        hasPendingEvents,
+        waker: () => hub.waker(),
+        pollIntervalMs: 60_000,
+      });
+      for await (const batch of subscription) batches.push(batch.map((event) => Number(event.position.seq)));
+    })();
+    while (batches.flat().length < 3) await tick();
+
+    log.visible.push(recorded(4));
+    hub.wakeAll();
+    while (batches.flat().length < 4) await tick();
+    controller.abort();
+    await consuming;
+
+    expect(batches).toEqual([[1, 2], [3], [4]]);
+  });
+
+  it('given events pending behind an older transaction, then it keeps polling quickly until they show', async () => {
+    const { log, readBatch, hasPendingEvents } = memoryLog();
+    log.pending = true;
+    const controller = new AbortController();
+    const seen: number[] = [];
+    const consuming = (async () => {
+      const subscription = pollingSubscription({
+        from: logStart,
+        batchSize: 10,
+        signal: controller.signal,
+        readBatch,
+        hasPendingEvents,
+        waker: () => createWakeHub().waker(),
+        pollIntervalMs: 60_000,
+        pendingRetryMs: 5,
+      });
+      for await (const batch of subscription) seen.push(...batch.map((event) => Number(event.position.seq)));
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const readsWhilePending = log.reads;
+
+    log.visible.push(recorded(1));
+    log.pending = false;
+    while (seen.length < 1) await tick();
+    controller.abort();
+    await consuming;
+
+    expect(readsWhilePending).toBeGreaterThan(2);
+    expect(seen).toEqual([1]);
+  });
+});

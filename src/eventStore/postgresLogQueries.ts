@@ -1,0 +1,151 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { sql } from '../platform/sql.js';
+import { logStart, type LogHead, type LogPosition, type ReadAllResult, type RecordedEvent } from './eventStore.js';
+
+/**
+ * The reads of the `events` / `streams` tables. The log horizon is the oldest transaction still in
+ * flight (`pg_snapshot_xmin` of the statement's snapshot): every transaction below it has ended,
+ * so nothing can appear below it later, and readers never go past it.
+ */
+
+/**
+ * Events travel as ONE json document per read: an array of positional arrays. Node then parses a
+ * batch with one native JSON.parse instead of decoding, type-parsing and zod-checking every row
+ * (the hot path of catch-up and replay); toRecordedEvent checks each element's shape instead.
+ * Timestamps are formatted by Postgres (ISO 8601, UTC, milliseconds truncated as elsewhere).
+ */
+const eventBatch = z.object({ events: z.unknown() });
+
+const eventTuple = sql.fragment`
+  json_build_array(
+    transaction_id::text, global_position, stream_name, stream_revision, event_id, event_type, schema_version, tenant_id,
+    to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    data
+  )
+`;
+
+const headRow = z.object({
+  tx: z.string().nullable(),
+  seq: z.bigint().nullable(),
+  recordedAt: z.string().nullable(),
+  eventCount: z.bigint(),
+});
+
+export async function readLog(db: CommonQueryMethods, from: LogPosition, maxCount: number): Promise<ReadAllResult> {
+  if (!Number.isInteger(maxCount) || maxCount < 1) {
+    throw new RangeError(`maxCount must be a positive integer, got ${maxCount}`);
+  }
+  // One event more than asked tells whether anything is visible past the batch.
+  const batch = await db.one(sql.type(eventBatch)`
+    SELECT coalesce(json_agg(${eventTuple} ORDER BY transaction_id, global_position), '[]') AS events
+    FROM (
+      SELECT * FROM events
+      WHERE (transaction_id, global_position) > (${from.tx.toString()}::xid8, ${from.seq})
+        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY transaction_id, global_position
+      LIMIT ${maxCount + 1}
+    ) AS events
+  `);
+  const all = toRecordedEvents(batch.events);
+  const atHead = all.length <= maxCount;
+  const events = atHead ? all : all.slice(0, maxCount);
+  const last = events.at(-1);
+  return { events, next: last ? last.position : from, atHead };
+}
+
+/** Whether committed events wait above the horizon, to become visible once older writers end. */
+export async function hasEventsBeyondHorizon(db: CommonQueryMethods): Promise<boolean> {
+  return db.oneFirst(sql.type(z.object({ pending: z.boolean() }))`
+    SELECT EXISTS (SELECT FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())) AS pending
+  `);
+}
+
+/**
+ * A stream's committed events by revision. No horizon here: one stream's revisions are already
+ * serialised by its row lock, and a writer reading before appending needs the latest revision.
+ */
+export async function readStreamEvents(db: CommonQueryMethods, streamName: string): Promise<RecordedEvent[]> {
+  const batch = await db.one(sql.type(eventBatch)`
+    SELECT coalesce(json_agg(${eventTuple} ORDER BY stream_revision), '[]') AS events
+    FROM events WHERE stream_id = (SELECT stream_id FROM streams WHERE stream_name = ${streamName})
+  `);
+  return toRecordedEvents(batch.events);
+}
+
+/** The count is exact, so it scans the visible log (an index-only scan once vacuumed). */
+export async function readHead(db: CommonQueryMethods): Promise<LogHead> {
+  const row = await db.one(sql.type(headRow)`
+    SELECT last.tx, last.seq, last."recordedAt",
+      (SELECT count(*) FROM events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())) AS "eventCount"
+    FROM (SELECT) AS one
+    LEFT JOIN LATERAL (
+      SELECT transaction_id::text AS tx, global_position AS seq, recorded_at AS "recordedAt"
+      FROM events
+      WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY transaction_id DESC, global_position DESC
+      LIMIT 1
+    ) AS last ON true
+  `);
+  return {
+    position: row.tx === null || row.seq === null ? logStart : { tx: BigInt(row.tx), seq: row.seq },
+    eventCount: row.eventCount,
+    lastRecordedAt: row.recordedAt ?? undefined,
+  };
+}
+
+/** A range on the "C"-collated primary key: exact for any prefix, and served by the index. */
+export async function streamNamesWithPrefix(db: CommonQueryMethods, prefix: string): Promise<string[]> {
+  const names = await db.anyFirst(sql.type(z.object({ streamName: z.string() }))`
+    SELECT stream_name AS "streamName"
+    FROM streams
+    WHERE stream_name >= ${prefix} AND stream_name < ${prefix} || chr(1114111) AND starts_with(stream_name, ${prefix})
+    ORDER BY stream_name
+  `);
+  return [...names];
+}
+
+function toRecordedEvents(value: unknown): RecordedEvent[] {
+  if (!Array.isArray(value)) throw new TypeError('an event batch is a JSON array');
+  const events = new Array<RecordedEvent>(value.length);
+  // Events of one transaction share its id: convert it once.
+  let lastTxText = '';
+  let lastTx = 0n;
+  for (let index = 0; index < value.length; index += 1) {
+    const tuple: unknown = value[index];
+    if (!Array.isArray(tuple) || tuple.length !== 11) throw new TypeError('an event is an array of 11 fields');
+    const [tx, seq, streamName, streamRevision, eventId, type, schemaVersion, tenantId, occurredAt, recordedAt, data] = tuple as unknown[];
+    if (
+      typeof tx !== 'string' ||
+      typeof seq !== 'number' ||
+      typeof streamName !== 'string' ||
+      typeof streamRevision !== 'number' ||
+      typeof eventId !== 'string' ||
+      typeof type !== 'string' ||
+      typeof schemaVersion !== 'number' ||
+      typeof tenantId !== 'string' ||
+      typeof occurredAt !== 'string' ||
+      typeof recordedAt !== 'string'
+    ) {
+      throw new TypeError(`event ${String(eventId)} has a field of an unexpected type`);
+    }
+    if (tx !== lastTxText) {
+      lastTxText = tx;
+      lastTx = BigInt(tx);
+    }
+    events[index] = {
+      position: { tx: lastTx, seq: BigInt(seq) },
+      streamName,
+      streamRevision: BigInt(streamRevision),
+      eventId,
+      type,
+      schemaVersion,
+      tenantId,
+      occurredAt,
+      recordedAt,
+      data,
+    };
+  }
+  return events;
+}
