@@ -12,6 +12,11 @@ export function streamName(category: StreamCategory, tenantId: string, entityId?
   return entityId === undefined ? `${streamPrefix}${category}-${tenantId}` : `${streamPrefix}${category}-${tenantId}.${entityId}`;
 }
 
+/** The common start of the names of one category's entity streams of a tenant (for `streamNames`). */
+export function streamNamePrefix(category: StreamCategory, tenantId: string): string {
+  return `${streamPrefix}${category}-${tenantId}.`;
+}
+
 export const streams = {
   workspace: (tenantId: string) => streamName('workspace', tenantId),
   member: (tenantId: string, memberId: string) => streamName('member', tenantId, memberId),
