@@ -1,0 +1,11 @@
+/** One line for an error that reached the command line: its message, never a stack. */
+export function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return describeError(error.errors[0]);
+  }
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    return `${error.message}${cause}`.replace(/\s*\n\s*/g, ' ');
+  }
+  return String(error);
+}

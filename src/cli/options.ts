@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from './cliError.js';
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+/** Parses a command's options strictly; an unknown option or stray argument is a UsageError. */
+export function parseOptions<T extends OptionSpec>(args: readonly string[], options: T, usage: string, allowPositionals = 0) {
+  try {
+    const parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: allowPositionals > 0 });
+    if (parsed.positionals.length > allowPositionals) {
+      throw new UsageError(`unexpected argument "${parsed.positionals[allowPositionals] ?? ''}"; usage: ${usage}`);
+    }
+    return parsed;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new UsageError(`${message}; usage: ${usage}`);
+  }
+}
+
+export function requiredString(value: string | boolean | undefined, name: string, usage: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new UsageError(`--${name} is required; usage: ${usage}`);
+  }
+  return value.trim();
+}
+
+export function integerOption(value: string | boolean | undefined, name: string, range: { min: number; max: number }, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) {
+    throw new UsageError(`--${name} must be a whole number from ${range.min} to ${range.max} (got "${String(value)}")`);
+  }
+  const number = Number(value);
+  if (number < range.min || number > range.max) {
+    throw new UsageError(`--${name} must be a whole number from ${range.min} to ${range.max} (got ${number})`);
+  }
+  return number;
+}
+
+export function choiceOption<C extends string>(value: string | boolean | undefined, name: string, choices: readonly C[], fallback: C): C {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
+    throw new UsageError(`--${name} must be one of ${choices.join(', ')} (got "${String(value)}")`);
+  }
+  return value as C;
+}

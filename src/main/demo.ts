@@ -1,0 +1,48 @@
+import { checkKeyRequester } from '../console/keyRequester.js';
+import { generateHistory } from '../console/history/generateHistory.js';
+import { startOfUtcDay } from '../console/history/historyParams.js';
+import { seed } from '../console/seed.js';
+import { createSummaryCollector } from '../console/seedSummary.js';
+import { streams } from '../events/index.js';
+import { issueKey, listKeys, revokeKey } from '../keys/keyIssuer.js';
+import { issuableScopes } from '../keys/scopes.js';
+import type { Services } from './services.js';
+
+export const demoKeyName = 'demo';
+const demoParams = { seed: 1, tenants: 2, days: 90, scale: 'small' } as const;
+
+/**
+ * `serve --demo`: seeds the demo organisations into an empty store, then issues a fresh demo key
+ * for the first one (revoking the previous demo key, so that restarts never pile keys up) and
+ * prints it on stderr. Returns the key.
+ */
+export async function prepareDemo(services: Services): Promise<string> {
+  const { eventStore, clock, logger, database } = services;
+  const params = { ...demoParams, asOf: startOfUtcDay(clock.now()) };
+  // Ids are a function of the seed alone, so the summary tells which workspace the demo owns
+  // whether or not an earlier start already wrote it.
+  const collector = createSummaryCollector(undefined);
+  for (const write of generateHistory(params)) collector.observe(write);
+  const first = collector.summary().tenants[0];
+  const ownerId = first?.memberIds[0];
+  if (!first || ownerId === undefined) throw new Error('the demo history has no workspace');
+  const workspaceId = first.workspaceId;
+
+  if ((await eventStore.readStream(streams.workspace(workspaceId))).length === 0) {
+    const summary = await seed({ eventStore, params });
+    logger.info({ workspaces: summary.tenants.map((tenant) => tenant.workspaceId) }, 'demo history seeded');
+  }
+  for (const key of await listKeys(database.pool, workspaceId)) {
+    if (key.name === demoKeyName && key.status === 'active') {
+      await revokeKey({ pool: database.pool, clock }, key.prefix);
+    }
+  }
+  const issued = await issueKey(
+    { pool: database.pool, clock, checkRequester: (w, m) => checkKeyRequester(eventStore, w, m) },
+    { workspaceId, memberId: ownerId, scopes: issuableScopes, name: demoKeyName },
+  );
+  process.stderr.write(
+    `\n  Demo workspace ${workspaceId}\n  Demo API key (shown once): ${issued.key}\n  Scopes: ${issued.scopes.join(', ')}\n\n`,
+  );
+  return issued.key;
+}

@@ -1,0 +1,59 @@
+import type { Server } from 'node:http';
+import { createApp } from '../api/createApp.js';
+import type { Config } from '../config/config.js';
+import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/logger.js';
+import { prepareDemo } from './demo.js';
+import { openServices } from './services.js';
+
+export const allRoles = ['api', 'projector', 'worker'] as const;
+export type Role = (typeof allRoles)[number];
+
+export type ServeOptions = { port: number; roles: readonly Role[]; demo: boolean };
+
+/**
+ * Runs the service until SIGINT or SIGTERM, then stops taking requests, lets running ones finish
+ * and closes the database. Resolves with the exit code.
+ */
+export async function serve(config: Config, logger: Logger, clock: Clock, options: ServeOptions): Promise<number> {
+  const services = await openServices(config, logger, clock, { mustHostEmbedded: true });
+  let server: Server | undefined;
+  try {
+    if (options.demo) {
+      await prepareDemo(services);
+    }
+    for (const role of options.roles.filter((r) => r !== 'api')) {
+      logger.warn({ role }, 'this build has no work for the role yet');
+    }
+    if (options.roles.includes('api')) {
+      const app = createApp({ pool: services.database.pool });
+      server = await new Promise<Server>((resolve, reject) => {
+        const listening = app.listen(options.port, () => resolve(listening));
+        listening.once('error', reject);
+      });
+      const address = server.address();
+      logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
+    }
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  logger.info({ signal }, 'shutting down');
+  const closing = server;
+  if (closing) {
+    await new Promise<void>((resolve) => {
+      closing.close(() => resolve());
+      closing.closeIdleConnections();
+      // Requests still running after 10 s are cut so that shutdown always ends.
+      setTimeout(() => closing.closeAllConnections(), 10_000).unref();
+    });
+  }
+  await services.close();
+  logger.info('stopped');
+  return 0;
+}

@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { runCli, startCli } from '../support/cli.js';
+import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
+import { services } from '../support/services.js';
+
+const seedSummary = z.object({
+  tenants: z.array(
+    z.object({
+      workspaceId: z.string(),
+      memberIds: z.array(z.string()).min(1),
+      clinicIds: z.array(z.string()).min(1),
+      warehouseIds: z.array(z.string()).min(1),
+      orderIds: z.array(z.string()).min(1),
+      boxIds: z.array(z.string()).min(1),
+      itemIds: z.array(z.string()).min(1),
+    }),
+  ),
+});
+const issuedKey = z.object({ key: z.string(), prefix: z.string(), workspaceId: z.string(), scopes: z.array(z.string()) }).strict();
+
+const asOf = '2026-11-01';
+
+function parseJson<T>(schema: z.ZodType<T>, stdout: string): T {
+  return schema.parse(JSON.parse(stdout));
+}
+
+describe('the command line without a database', () => {
+  test('an unknown command is a usage error', async () => {
+    const result = await runCli(['frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^supply-api: unknown command "frobnicate"/);
+    expect(result.stdout).toBe('');
+  });
+
+  test('a bad setting stops the command with a message naming it', async () => {
+    const result = await runCli(['migrate'], { DATABASE_URL: 'mysql://localhost/db' });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('supply-api: Invalid setting DATABASE_URL: must start with postgres:// or postgresql:// (postgres://user@host:5432/db)');
+  });
+
+  test('a bad argument names the argument', async () => {
+    const result = await runCli(['seed', '--tenants', 'two']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--tenants must be a whole number/);
+  });
+});
+
+describe.runIf(services.postgres)('the command line on real Postgres', () => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase({ migrated: false });
+    env = { DATABASE_URL: database.url };
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  test('migrate, seed, then issue, list and revoke a key', async () => {
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ database: 'postgres', applied: expect.arrayContaining([1, 2]) });
+
+    const seeded = await runCli(['seed', '--tenants', '2', '--seed', '7', '--as-of', asOf], env);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const summary = parseJson(seedSummary, seeded.stdout);
+    expect(summary.tenants).toHaveLength(2);
+    const [tenant] = summary.tenants;
+    if (!tenant) throw new Error('no tenant');
+
+    const again = await runCli(['seed', '--tenants', '2', '--seed', '7', '--as-of', asOf], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already seeded/);
+
+    const owner = tenant.memberIds[0] ?? '';
+    const issued = await runCli(['keys', 'issue', '--workspace', tenant.workspaceId, '--member', owner, '--scopes', 'orders:read,clinics:read', '--name', 'erp'], env);
+    expect(issued.code, issued.stderr).toBe(0);
+    const key = parseJson(issuedKey, issued.stdout);
+    expect(key.key).toMatch(/^svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4}$/);
+    expect(key).toMatchObject({ prefix: key.key.slice(0, 12), workspaceId: tenant.workspaceId, scopes: ['clinics:read', 'orders:read'] });
+
+    const listed = await runCli(['keys', 'list', '--workspace', tenant.workspaceId], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toContain(key.key.slice(12));
+    expect(JSON.parse(listed.stdout)).toMatchObject({ keys: [{ prefix: key.prefix, name: 'erp', status: 'active', memberId: owner }] });
+
+    const revoked = await runCli(['keys', 'revoke', '--prefix', key.prefix], env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ prefix: key.prefix, status: 'revoked' });
+  });
+
+  test('a key cannot carry a scope no key may hold, nor be issued for a stranger', async () => {
+    const forbidden = await runCli(['keys', 'issue', '--workspace', 'ws_x', '--member', 'mem_x', '--scopes', 'orders.value:read'], env);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toMatch(/no API key can hold the scope orders.value:read/);
+    const unknownWorkspace = await runCli(['keys', 'issue', '--workspace', 'ws_nobody', '--member', 'mem_x', '--scopes', 'orders:read'], env);
+    expect(unknownWorkspace.code).toBe(1);
+    expect(unknownWorkspace.stderr).toMatch(/workspace ws_nobody/);
+  });
+});
+
+describe('the command line on embedded PGlite', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('migrate and seed without DATABASE_URL, then reach the database while serve holds it', async () => {
+    const env = { DATA_DIR: dataDir };
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ database: 'pglite' });
+
+    const seeded = await runCli(['seed', '--tenants', '2', '--seed', '7', '--as-of', asOf], env);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const summary = parseJson(seedSummary, seeded.stdout);
+
+    const server = await startCli(['serve', '--port', '0', '--roles', 'api'], env, /"msg":"serving"/);
+    try {
+      const [tenant] = summary.tenants;
+      if (!tenant) throw new Error('no tenant');
+      const issued = await runCli(['keys', 'issue', '--workspace', tenant.workspaceId, '--member', tenant.memberIds[0] ?? '', '--scopes', 'analytics:read'], env);
+      expect(issued.code, issued.stderr).toBe(0);
+      expect(parseJson(issuedKey, issued.stdout).workspaceId).toBe(tenant.workspaceId);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
