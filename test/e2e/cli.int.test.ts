@@ -136,3 +136,55 @@ describe('the command line on embedded PGlite', () => {
     }
   });
 });
+
+describe('the quick start: serve --demo on embedded PGlite', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-demo-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const demoKey = /Demo API key \(shown once\): (svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4})/;
+  const listening = /"port":(\d+),"roles":\["api"\],"msg":"serving"/;
+
+  async function startDemo(): Promise<{ key: string; port: number; stop: () => Promise<number | null> }> {
+    const server = await startCli(['serve', '--demo', '--port', '0', '--roles', 'api'], { DATA_DIR: dataDir }, listening);
+    const key = demoKey.exec(server.output())?.[1];
+    const port = Number(listening.exec(server.output())?.[1]);
+    if (key === undefined) throw new Error(`no demo key in: ${server.output()}`);
+    return { key, port, stop: server.stop };
+  }
+
+  test('seeds once, prints a fresh demo key on every start and revokes the previous one', async () => {
+    const first = await startDemo();
+    const health = await fetch(`http://127.0.0.1:${first.port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+    expect(await first.stop()).toBe(0);
+
+    const second = await startDemo();
+    try {
+      expect(second.key).not.toBe(first.key);
+      const listed = await runCli(['keys', 'list', '--workspace', 'ws_unknown'], { DATA_DIR: dataDir });
+      expect(JSON.parse(listed.stdout)).toEqual({ workspaceId: 'ws_unknown', keys: [] });
+      const seeded = await runCli(['seed', '--tenants', '2', '--seed', '1'], { DATA_DIR: dataDir });
+      expect(seeded.code).toBe(1);
+      expect(seeded.stderr).toMatch(/already seeded/);
+      // The demo is seed 1 with two tenants: seeding it again names the demo workspace.
+      const workspaceId = /workspace (ws_\S+) is already seeded/.exec(seeded.stderr)?.[1] ?? '';
+      const keys = z
+        .object({ keys: z.array(z.object({ prefix: z.string(), name: z.string(), status: z.string() })) })
+        .parse(JSON.parse((await runCli(['keys', 'list', '--workspace', workspaceId], { DATA_DIR: dataDir })).stdout)).keys;
+      expect(keys.map((key) => [key.prefix, key.name, key.status])).toEqual([
+        [first.key.slice(0, 12), 'demo', 'revoked'],
+        [second.key.slice(0, 12), 'demo', 'active'],
+      ]);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
+
