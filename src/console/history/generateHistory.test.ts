@@ -196,3 +196,21 @@ function foldBoxes(events: readonly EventEnvelope[]): Map<string, BoxState> {
   }
   return boxes;
 }
+
+describe('generateHistory identities', () => {
+  const firstIds = (params: HistoryParams): string[] => {
+    for (const write of generateHistory(params)) {
+      const joined = write.events.find((event) => event.type === 'MemberJoined');
+      if (joined?.type === 'MemberJoined') return [joined.tenantId, joined.data.memberId];
+    }
+    return [];
+  };
+
+  // `serve --demo` finds its workspace and owner again on later days from the seed alone.
+  it('the workspace and its owner depend on the seed, not on asOf', () => {
+    const earlier = firstIds({ ...smallParams, asOf: '2025-11-01T00:00:00.000Z' });
+    expect(earlier).toHaveLength(2);
+    expect(firstIds(smallParams)).toEqual(earlier);
+    expect(firstIds({ ...smallParams, seed: 'other' })).not.toEqual(earlier);
+  });
+});
