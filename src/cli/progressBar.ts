@@ -12,6 +12,9 @@ export function createProgressBar(label: string, unit: string, enabled: boolean)
       hideCursor: true,
       etaBuffer: 50,
       fps: 5,
+      // Without a terminal (CI, pipes) it prints a plain line every few seconds instead.
+      noTTYOutput: true,
+      notTTYSchedule: 3000,
     },
     cliProgress.Presets.shades_classic,
   );

@@ -23,7 +23,7 @@ export const seedCommand: Command = async ({ args, config, logger, clock }) => {
     asOf: parseAsOf(values['as-of']) ?? startOfUtcDay(clock.now()),
   };
   const services = await openServices(config, logger, clock);
-  const bar = createProgressBar('seed', 'events', params.scale !== 'small' && process.stderr.isTTY !== false);
+  const bar = createProgressBar('seed', 'events', params.scale !== 'small');
   try {
     bar.start(0);
     const summary = await seed({
