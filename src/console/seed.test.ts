@@ -8,10 +8,10 @@ import { seed, type SeedProgress } from './seed.js';
 const params: HistoryParams = { seed: 'seed-test', tenants: 2, days: 30, scale: 'small', asOf: '2025-11-22T00:00:00.000Z' };
 
 describe('seed', () => {
-  it('appends the whole history in order, in transactions of about 100 events', async () => {
+  it('appends the whole history in order, in transactions of about batchSize events', async () => {
     const store = createMemoryEventStore();
     const reports: SeedProgress[] = [];
-    await seed({ eventStore: store, params, progress: (progress) => reports.push(progress) });
+    await seed({ eventStore: store, params, batchSize: 100, progress: (progress) => reports.push(progress) });
 
     const generated = [...generateHistory(params)].flatMap((write) => write.events.map((event) => ({ stream: write.streamName, eventId: event.eventId })));
     const written = store.transactions.flatMap((writes) => writes.flatMap((write) => write.events.map((event) => ({ stream: write.streamName, eventId: event.eventId }))));

@@ -25,7 +25,7 @@ export const summarySampleSize = 200;
  */
 export async function seed(options: SeedOptions): Promise<SeedSummary> {
   const { eventStore, params, progress } = options;
-  const batchSize = options.batchSize ?? 100;
+  const batchSize = options.batchSize ?? 500;
   const resolved = resolveHistoryParams(params);
   const estimate = estimateEventCount(params);
   const collector = createSummaryCollector(resolved.scale === 'small' ? undefined : summarySampleSize);
