@@ -7,6 +7,7 @@ import { decodeEvent, newEvent, streamNamePrefix, streams, type EventEnvelope, t
 import { fixedClock } from '../platform/clock.js';
 import { ConsoleError } from './consoleError.js';
 import { createConsoleActions, type ConsoleActions } from './consoleActions.js';
+import { generateHistory } from './history/generateHistory.js';
 import type { HistoryParams } from './history/historyParams.js';
 import { orderState, type OrderState } from './orderState.js';
 import { seed } from './seed.js';
@@ -243,10 +244,15 @@ describe.runIf(services.postgres)('seeding Postgres', () => {
     await Promise.all([closeStore(first), closeStore(second)]);
   });
 
-  async function everything(store: EventStore): Promise<unknown[]> {
+  /**
+   * The whole log in log order. Readers stop at the cluster-wide horizon, which a transaction of a
+   * test running beside this one may hold back for a moment: read on until every event is in.
+   */
+  async function everything(store: EventStore, expected: number): Promise<unknown[]> {
     const found: unknown[] = [];
     let from = logStart;
-    for (;;) {
+    const deadline = Date.now() + 30_000;
+    while (found.length < expected && Date.now() < deadline) {
       const page = await store.readAll(from, 5_000);
       for (const event of page.events) {
         found.push({
@@ -259,16 +265,19 @@ describe.runIf(services.postgres)('seeding Postgres', () => {
           occurredAt: event.occurredAt,
         });
       }
-      if (page.events.length === 0) return found;
       from = page.next;
+      if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    return found;
   }
 
   it('writes identical streams into two empty stores for the same seed, and refuses a second seeding', async () => {
     if (first === undefined || second === undefined) throw new Error('stores are open');
     const [summaryA, summaryB] = await Promise.all([seed({ eventStore: first.store, params: twoTenants }), seed({ eventStore: second.store, params: twoTenants })]);
     expect(summaryB).toEqual(summaryA);
-    const [a, b] = await Promise.all([everything(first.store), everything(second.store)]);
+    const generated = [...generateHistory(twoTenants)].reduce((sum, write) => sum + write.events.length, 0);
+    const [a, b] = await Promise.all([everything(first.store, generated), everything(second.store, generated)]);
+    expect(a.length).toBe(generated);
     expect(a.length).toBeGreaterThan(5_000);
     expect(b).toEqual(a);
     expect((await first.store.streamNames('supply.')).length).toBe((await second.store.streamNames('supply.')).length);
