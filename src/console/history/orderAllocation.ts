@@ -1,9 +1,8 @@
 // Allocation (reserving stock at the source warehouse) and the start of picking.
-import { purchaser, warehouseStaff, witness } from './actors.js';
+import { purchaser, warehouseStaff } from './actors.js';
 import { dispatch } from './orderFulfillment.js';
-import { after, allocationShelfMarginMs, cancel, cancellationReasons, orderStream } from './orderSteps.js';
+import { after, allocationShelfMarginMs, cancel, cancellationReasons, orderStream, recordReservation } from './orderSteps.js';
 import type { Allocation, SimOrder } from './simOrder.js';
-import { recordMovement } from './stockLedger.js';
 import { minuteMs, type TenantContext } from './tenantContext.js';
 import { addTo, available, isUsable, liveBoxes, stockKey, usableQuantity, type Box, type Warehouse } from './tenantWorld.js';
 
@@ -32,18 +31,7 @@ export function allocate(order: SimOrder, ctx: TenantContext): void {
     allocations: plan.map((a) => ({ lineId: a.lineId, boxId: a.box.id, quantity: a.quantity })),
   });
   const allocator = warehouseStaff(ctx, order.source.id).id;
-  for (const allocation of plan) {
-    recordMovement(ctx, allocation.box, {
-      type: 'reserve',
-      quantityDelta: 0,
-      reservedDelta: allocation.quantity,
-      actorId: allocator,
-      ...(allocation.box.item.template.highValue ? { secondActorId: witness(ctx, allocator) } : {}),
-      correlationId: order.id,
-      idempotencyKey: `${order.id}:reserve:${allocation.lineId}:${allocation.box.id}`,
-      ...(allocation.splitId === undefined ? {} : { splitId: allocation.splitId }),
-    });
-  }
+  for (const allocation of plan) recordReservation(ctx, order, allocation, 'reserve', allocator);
   order.status = 'allocated';
   if (order.fate.cancelAfter === 'allocated') {
     after(ctx, order, 60, 20 * 60, (o) => cancel(ctx, o, purchaser(ctx).id, ctx.rng.pick(cancellationReasons)));

@@ -1,7 +1,7 @@
 // What the steps of an order's lifecycle share: scheduling, stream names, cancellation.
 import { streams } from '../../events/index.js';
 import { warehouseStaff, witness } from './actors.js';
-import type { SimOrder } from './simOrder.js';
+import type { Allocation, SimOrder } from './simOrder.js';
 import { recordMovement } from './stockLedger.js';
 import { dayMs, laterAtWork, minuteMs, type TenantContext } from './tenantContext.js';
 import { addTo, stockKey } from './tenantWorld.js';
@@ -30,18 +30,7 @@ export function cancel(ctx: TenantContext, order: SimOrder, cancelledBy: string,
   ctx.emit(orderStream(ctx, order), 'OrderCancelled', { orderId: order.id, cancelledBy, reason });
   if (order.status === 'allocated') {
     const actor = warehouseStaff(ctx, order.source.id).id;
-    for (const allocation of order.allocations) {
-      recordMovement(ctx, allocation.box, {
-        type: 'release',
-        quantityDelta: 0,
-        reservedDelta: -allocation.quantity,
-        actorId: actor,
-        ...(allocation.box.item.template.highValue ? { secondActorId: witness(ctx, actor) } : {}),
-        correlationId: order.id,
-        idempotencyKey: `${order.id}:release:${allocation.lineId}:${allocation.box.id}`,
-        ...(allocation.splitId === undefined ? {} : { splitId: allocation.splitId }),
-      });
-    }
+    for (const allocation of order.allocations) recordReservation(ctx, order, allocation, 'release', actor);
   }
   order.status = 'cancelled';
   releaseOnOrder(ctx, order);
@@ -52,4 +41,18 @@ export function releaseOnOrder(ctx: TenantContext, order: SimOrder): void {
   if (order.onOrderReleased) return;
   order.onOrderReleased = true;
   for (const line of order.lines) addTo(ctx.world.onOrder, stockKey(order.destination.id, line.catalogItemId), -line.requestedQty);
+}
+
+/** Reserves an allocation's quantity on its box, or releases it; high-value items need a witness. */
+export function recordReservation(ctx: TenantContext, order: SimOrder, allocation: Allocation, type: 'reserve' | 'release', actorId: string): void {
+  recordMovement(ctx, allocation.box, {
+    type,
+    quantityDelta: 0,
+    reservedDelta: type === 'reserve' ? allocation.quantity : -allocation.quantity,
+    actorId,
+    ...(allocation.box.item.template.highValue ? { secondActorId: witness(ctx, actorId) } : {}),
+    correlationId: order.id,
+    idempotencyKey: `${order.id}:${type}:${allocation.lineId}:${allocation.box.id}`,
+    ...(allocation.splitId === undefined ? {} : { splitId: allocation.splitId }),
+  });
 }
