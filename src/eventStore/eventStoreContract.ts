@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEvent, newEvent, streams, type EventEnvelope } from '../events/index.js';
 import {
@@ -46,10 +47,6 @@ function itemStatusChanged(tenantId: string, itemId: string) {
 
 function ids(events: readonly RecordedEvent[]): string[] {
   return events.map((event) => event.eventId);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {

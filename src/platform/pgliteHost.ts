@@ -1,9 +1,10 @@
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Logger } from './logger.js';
+import { acceptsConnections } from './tcpProbe.js';
 
 /**
  * The embedded database: PGlite files under DATA_DIR/pglite, opened by exactly one process (the
@@ -35,7 +36,7 @@ export async function openEmbeddedDatabase(
 
   for (;;) {
     const host = await readHostRecord(hostFile);
-    if (host && isAlive(host.pid) && (await canConnect(host.port))) {
+    if (host && isAlive(host.pid) && (await acceptsConnections('127.0.0.1', host.port))) {
       if (!options.mustHost) {
         return { connectionUri: uriFor(host.port), hosted: false, close: async () => {} };
       }
@@ -151,23 +152,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
 function isErrno(error: unknown): error is NodeJS.ErrnoException {
   return error instanceof Error && 'code' in error;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
