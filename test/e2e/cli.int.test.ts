@@ -24,6 +24,21 @@ const issuedKey = z.object({ key: z.string(), prefix: z.string(), workspaceId: z
 
 const asOf = '2026-11-01';
 
+/** A DATA_DIR of its own for the enclosing describe block, removed afterwards. */
+function useTemporaryDataDir(prefix: string): () => string {
+  let dataDir: string | undefined;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!dataDir) throw new Error('the data directory exists only inside the tests');
+    return dataDir;
+  };
+}
+
 function parseJson<T>(schema: z.ZodType<T>, stdout: string): T {
   return schema.parse(JSON.parse(stdout));
 }
@@ -105,17 +120,10 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
 });
 
 describe('the command line on embedded PGlite', () => {
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-cli-'));
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTemporaryDataDir('supply-cli-');
 
   test('migrate and seed without DATABASE_URL, then reach the database while serve holds it', async () => {
-    const env = { DATA_DIR: dataDir };
+    const env = { DATA_DIR: dataDir() };
     const migrated = await runCli(['migrate'], env);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(JSON.parse(migrated.stdout)).toMatchObject({ database: 'pglite' });
@@ -138,20 +146,13 @@ describe('the command line on embedded PGlite', () => {
 });
 
 describe('the quick start: serve --demo on embedded PGlite', () => {
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-demo-'));
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTemporaryDataDir('supply-demo-');
 
   const demoKey = /Demo API key \(shown once\): (svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4})/;
   const listening = /"port":(\d+),"roles":\["api"\],"msg":"serving"/;
 
   async function startDemo(): Promise<{ key: string; port: number; stop: () => Promise<number | null> }> {
-    const server = await startCli(['serve', '--demo', '--port', '0', '--roles', 'api'], { DATA_DIR: dataDir }, listening);
+    const server = await startCli(['serve', '--demo', '--port', '0', '--roles', 'api'], { DATA_DIR: dataDir() }, listening);
     const key = demoKey.exec(server.output())?.[1];
     const port = Number(listening.exec(server.output())?.[1]);
     if (key === undefined) throw new Error(`no demo key in: ${server.output()}`);
@@ -168,16 +169,16 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const second = await startDemo();
     try {
       expect(second.key).not.toBe(first.key);
-      const listed = await runCli(['keys', 'list', '--workspace', 'ws_unknown'], { DATA_DIR: dataDir });
+      const listed = await runCli(['keys', 'list', '--workspace', 'ws_unknown'], { DATA_DIR: dataDir() });
       expect(JSON.parse(listed.stdout)).toEqual({ workspaceId: 'ws_unknown', keys: [] });
-      const seeded = await runCli(['seed', '--tenants', '2', '--seed', '1'], { DATA_DIR: dataDir });
+      const seeded = await runCli(['seed', '--tenants', '2', '--seed', '1'], { DATA_DIR: dataDir() });
       expect(seeded.code).toBe(1);
       expect(seeded.stderr).toMatch(/already seeded/);
       // The demo is seed 1 with two tenants: seeding it again names the demo workspace.
       const workspaceId = /workspace (ws_\S+) is already seeded/.exec(seeded.stderr)?.[1] ?? '';
       const keys = z
         .object({ keys: z.array(z.object({ prefix: z.string(), name: z.string(), status: z.string() })) })
-        .parse(JSON.parse((await runCli(['keys', 'list', '--workspace', workspaceId], { DATA_DIR: dataDir })).stdout)).keys;
+        .parse(JSON.parse((await runCli(['keys', 'list', '--workspace', workspaceId], { DATA_DIR: dataDir() })).stdout)).keys;
       expect(keys.map((key) => [key.prefix, key.name, key.status])).toEqual([
         [first.key.slice(0, 12), 'demo', 'revoked'],
         [second.key.slice(0, 12), 'demo', 'active'],
