@@ -1,0 +1,14 @@
+import type { Projection } from '../src/projecting/projection.js';
+import { locationsProjection } from './locations/projection.js';
+
+/** Every read model the projector keeps, in the order their tables are listed. */
+export const allProjections: readonly Projection[] = [locationsProjection];
+
+export function projectionsNamed(names: readonly string[] | undefined): readonly Projection[] {
+  if (names === undefined || names.length === 0) return allProjections;
+  return names.map((name) => {
+    const projection = allProjections.find((p) => p.name === name);
+    if (!projection) throw new Error(`unknown projection ${name}; known: ${allProjections.map((p) => p.name).join(', ')}`);
+    return projection;
+  });
+}

@@ -1,0 +1,211 @@
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { LogPosition } from '../eventStore/eventStore.js';
+import { sql } from '../platform/sql.js';
+import type { Projection, TableResolver } from './projection.js';
+
+/**
+ * A projection's tables exist once per generation, each generation in a schema of its own; the
+ * views of schema `read_models` point at the active one. Every function here owns SQL of the
+ * `projection_generations` bookkeeping table.
+ */
+export type GenerationState = 'building' | 'active' | 'retired' | 'failed';
+
+export type Generation = {
+  readonly projection: string;
+  readonly generation: number;
+  readonly definitionVersion: number;
+  readonly schemaName: string;
+  readonly state: GenerationState;
+  readonly checkpoint: LogPosition;
+  readonly eventsSeen: bigint;
+  readonly eventsApplied: bigint;
+  readonly checkpointRecordedAt: string | undefined;
+  readonly error: string | undefined;
+};
+
+export const readModelSchema = 'read_models';
+
+const generationRow = z
+  .object({
+    projection: z.string(),
+    generation: z.number().int(),
+    definitionVersion: z.number().int(),
+    schemaName: z.string(),
+    state: z.enum(['building', 'active', 'retired', 'failed']),
+    checkpointTx: z.bigint(),
+    checkpointSeq: z.bigint(),
+    eventsSeen: z.bigint(),
+    eventsApplied: z.bigint(),
+    checkpointRecordedAt: z.string().nullable(),
+    error: z.string().nullable(),
+  })
+  .transform(
+    (row): Generation => ({
+      projection: row.projection,
+      generation: row.generation,
+      definitionVersion: row.definitionVersion,
+      schemaName: row.schemaName,
+      state: row.state,
+      checkpoint: { tx: row.checkpointTx, seq: row.checkpointSeq },
+      eventsSeen: row.eventsSeen,
+      eventsApplied: row.eventsApplied,
+      checkpointRecordedAt: row.checkpointRecordedAt ?? undefined,
+      error: row.error ?? undefined,
+    }),
+  );
+
+const generationColumns = sql.fragment`
+  projection, generation, definition_version AS "definitionVersion", schema_name AS "schemaName", state,
+  checkpoint_tx AS "checkpointTx", checkpoint_seq AS "checkpointSeq", events_seen AS "eventsSeen",
+  events_applied AS "eventsApplied", checkpoint_recorded_at AS "checkpointRecordedAt", error
+`;
+
+export class CheckpointConflictError extends Error {
+  constructor(detail: string) {
+    super(`checkpoint moved under this projector: ${detail}`);
+    this.name = 'CheckpointConflictError';
+  }
+}
+
+export function tableResolver(schemaName: string): TableResolver {
+  return (name) => sql.identifier([schemaName, name]);
+}
+
+export async function loadGenerations(db: CommonQueryMethods, states: readonly GenerationState[]): Promise<readonly Generation[]> {
+  return db.any(sql.type(generationRow)`
+    SELECT ${generationColumns} FROM projection_generations
+    WHERE state = ANY(${sql.array([...states], 'text')})
+    ORDER BY projection, generation
+  `);
+}
+
+/** Locks the active generation rows of these projections (a switch waits for running batches). */
+export async function lockActiveGenerations(db: CommonQueryMethods, projections: readonly string[]): Promise<readonly Generation[]> {
+  return db.any(sql.type(generationRow)`
+    SELECT ${generationColumns} FROM projection_generations
+    WHERE state = 'active' AND projection = ANY(${sql.array([...projections].sort(), 'text')})
+    ORDER BY projection
+    FOR UPDATE
+  `);
+}
+
+/** Creates the next generation of a projection: its schema, its tables and its row. */
+export async function createGeneration(db: CommonQueryMethods, projection: Projection, state: 'building' | 'active'): Promise<Generation> {
+  const next = await db.oneFirst(sql.type(z.object({ next: z.number().int() }))`
+    SELECT coalesce(max(generation), 0) + 1 AS next FROM projection_generations WHERE projection = ${projection.name}
+  `);
+  const schemaName = `rm_${projection.name}_g${next}`;
+  await db.query(sql.typeAlias('void')`DROP SCHEMA IF EXISTS ${sql.identifier([schemaName])} CASCADE`);
+  await db.query(sql.typeAlias('void')`CREATE SCHEMA ${sql.identifier([schemaName])}`);
+  const table = tableResolver(schemaName);
+  for (const definition of projection.tables) {
+    for (const statement of definition.create(table)) {
+      await db.query(statement);
+    }
+  }
+  return db.one(sql.type(generationRow)`
+    INSERT INTO projection_generations (projection, generation, definition_version, schema_name, state)
+    VALUES (${projection.name}, ${next}, ${projection.version}, ${schemaName}, ${state})
+    RETURNING ${generationColumns}
+  `);
+}
+
+/** Points the projection's views in read_models at a generation's tables. */
+export async function pointViews(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
+  for (const definition of projection.tables) {
+    const view = sql.identifier([readModelSchema, definition.name]);
+    await db.query(sql.typeAlias('void')`DROP VIEW IF EXISTS ${view}`);
+    await db.query(sql.typeAlias('void')`CREATE VIEW ${view} AS SELECT * FROM ${sql.identifier([schemaName, definition.name])}`);
+  }
+}
+
+export async function dropGenerationSchema(db: CommonQueryMethods, schemaName: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`DROP SCHEMA IF EXISTS ${sql.identifier([schemaName])} CASCADE`);
+}
+
+export async function setGenerationState(
+  db: CommonQueryMethods,
+  generation: Pick<Generation, 'projection' | 'generation'>,
+  state: GenerationState,
+  error?: string,
+): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    UPDATE projection_generations SET state = ${state}, error = ${error ?? null}, updated_at = now()
+    WHERE projection = ${generation.projection} AND generation = ${generation.generation}
+  `);
+}
+
+/**
+ * Gives every projection without an active generation its first one (empty tables, views, a
+ * checkpoint at the start of the log). Safe when several processes start at once.
+ */
+export async function ensureActiveGenerations(pool: DatabasePool, projections: readonly Projection[]): Promise<void> {
+  const active = new Set((await loadGenerations(pool, ['active'])).map((g) => g.projection));
+  for (const projection of projections.filter((p) => !active.has(p.name))) {
+    await pool.transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`SELECT FROM pg_advisory_xact_lock(hashtext(${`supply-projection-generation:${projection.name}`}))`);
+      const existing = await tx.maybeOne(sql.type(z.object({ generation: z.number().int() }))`
+        SELECT generation FROM projection_generations WHERE projection = ${projection.name} AND state = 'active'
+      `);
+      if (existing) return;
+      const generation = await createGeneration(tx, projection, 'active');
+      await pointViews(tx, projection, generation.schemaName);
+    });
+  }
+}
+
+export type CheckpointAdvance = {
+  readonly generation: Generation;
+  readonly to: LogPosition;
+  readonly seen: number;
+  readonly applied: number;
+  readonly lastRecordedAt: string;
+};
+
+/**
+ * Moves checkpoints by compare-and-set: each row must still be in the expected state at the
+ * expected position, otherwise nothing moves and CheckpointConflictError is thrown (another
+ * projector got there first, or a replay switched generations). Called first in the batch
+ * transaction, it also locks the rows until the batch commits.
+ */
+export async function advanceCheckpoints(db: CommonQueryMethods, advances: readonly CheckpointAdvance[]): Promise<void> {
+  if (advances.length === 0) return;
+  const ordered = [...advances].sort((a, b) => (a.generation.projection < b.generation.projection ? -1 : 1));
+  const result = await db.query(sql.typeAlias('void')`
+    UPDATE projection_generations AS g
+    SET checkpoint_tx = a.to_tx, checkpoint_seq = a.to_seq, events_seen = g.events_seen + a.seen,
+      events_applied = g.events_applied + a.applied, checkpoint_recorded_at = a.recorded_at, updated_at = now()
+    FROM ${sql.unnest(
+      ordered.map((a) => [
+        a.generation.projection,
+        a.generation.generation,
+        a.generation.state,
+        a.generation.checkpoint.tx,
+        a.generation.checkpoint.seq,
+        a.to.tx,
+        a.to.seq,
+        a.seen,
+        a.applied,
+        a.lastRecordedAt,
+      ]),
+      ['text', 'int4', 'text', 'int8', 'int8', 'int8', 'int8', 'int8', 'int8', 'timestamptz'],
+    )} AS a(projection, generation, state, from_tx, from_seq, to_tx, to_seq, seen, applied, recorded_at)
+    WHERE g.projection = a.projection AND g.generation = a.generation AND g.state = a.state
+      AND g.checkpoint_tx = a.from_tx AND g.checkpoint_seq = a.from_seq
+  `);
+  if (result.rowCount !== ordered.length) {
+    throw new CheckpointConflictError(ordered.map((a) => `${a.generation.projection}#${a.generation.generation}`).join(', '));
+  }
+}
+
+/** The generation after a committed advance (for the caller's in-memory copy). */
+export function advanced(generation: Generation, advance: CheckpointAdvance): Generation {
+  return {
+    ...generation,
+    checkpoint: advance.to,
+    eventsSeen: generation.eventsSeen + BigInt(advance.seen),
+    eventsApplied: generation.eventsApplied + BigInt(advance.applied),
+    checkpointRecordedAt: advance.lastRecordedAt,
+  };
+}

@@ -1,0 +1,56 @@
+import type { DatabaseTransactionConnection, IdentifierSqlToken, QuerySqlToken } from 'slonik';
+import type { EventEnvelope, EventType } from '../events/index.js';
+import type { LogPosition } from '../eventStore/eventStore.js';
+
+/** A decoded event as a projection sees it: the domain event and where it sits in the log. */
+export type ProjectedEvent = EventEnvelope & {
+  readonly position: LogPosition;
+  readonly streamName: string;
+  /** When the store accepted the event (UTC, ms). */
+  readonly recordedAt: string;
+};
+
+/** The tables of the generation being written: `table('orders')` is its schema-qualified name. */
+export type TableResolver = (name: string) => IdentifierSqlToken;
+
+export type ProjectionContext = {
+  /** The batch transaction (a savepoint of it). */
+  readonly db: DatabaseTransactionConnection;
+  readonly table: TableResolver;
+};
+
+export type TableDefinition = {
+  readonly name: string;
+  /** CREATE TABLE and CREATE INDEX statements; tenant_id leads every key and index. */
+  readonly create: (table: TableResolver) => readonly QuerySqlToken[];
+};
+
+/**
+ * A read model: the events it handles and how a batch of them changes its tables. `apply` must
+ * give the same rows whether events arrive in one batch or one at a time (replays and crash
+ * recovery cut batches differently), take every value from the events (never the wall clock),
+ * and throw ProjectionInvariantError when an event does not fit the rows (for example an update
+ * of a row that does not exist): the runtime then isolates the event and dead-letters it.
+ */
+export type Projection = {
+  readonly name: string;
+  /** Bump when tables or their meaning change: the active generation is then outdated. */
+  readonly version: number;
+  readonly tables: readonly TableDefinition[];
+  readonly handles: readonly EventType[];
+  readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
+};
+
+export class ProjectionInvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProjectionInvariantError';
+  }
+}
+
+/** Throws ProjectionInvariantError unless a bulk write touched exactly the rows it meant to. */
+export function expectRowCount(what: string, actual: number, expected: number): void {
+  if (actual !== expected) {
+    throw new ProjectionInvariantError(`${what}: ${expected} row(s) expected, ${actual} found`);
+  }
+}

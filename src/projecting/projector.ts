@@ -1,0 +1,150 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DatabasePool } from 'slonik';
+import type { EventStore } from '../eventStore/eventStore.js';
+import type { Logger } from '../platform/logger.js';
+import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from './applyBatch.js';
+import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from './generations.js';
+import { minimumCheckpoint } from './logPositions.js';
+import type { Projection } from './projection.js';
+import { withProjectionLocks } from './projectionLocks.js';
+
+/** What the projector tells its observers (metrics). */
+export type ProjectorObserver = {
+  applied(projection: string, events: number): void;
+  deadLettered(letter: DeadLetter): void;
+};
+
+export type ProjectorOptions = {
+  readonly pool: DatabasePool;
+  readonly eventStore: EventStore;
+  readonly projections: readonly Projection[];
+  readonly logger: Logger;
+  readonly observer?: ProjectorObserver;
+  /** Largest batch: catch-up reads this many events per transaction; live batches are what arrived. */
+  readonly batchSize?: number;
+  /** How often a standby tries to take the locks it does not hold. */
+  readonly lockRetryMs?: number;
+};
+
+export type Projector = {
+  /** Projections this process is the active projector of. */
+  readonly active: () => readonly string[];
+  /** Stops after the running batch; resolves when stopped. */
+  stop(): Promise<void>;
+  readonly stopped: Promise<void>;
+};
+
+/**
+ * Keeps the active generation of every projection whose lock this process holds up to date with
+ * the log: catch-up in large batches, then live. Each batch is one transaction with the
+ * checkpoints. Without a lock it stands by and retries. After a checkpoint conflict (another
+ * projector, or a replay that switched generations) it reloads the checkpoints and goes on.
+ */
+export function startProjector(options: ProjectorOptions): Projector {
+  const { pool, eventStore, projections, logger } = options;
+  const batchSize = options.batchSize ?? 2000;
+  const lockRetryMs = options.lockRetryMs ?? 1000;
+  const stopping = new AbortController();
+  let held: ReadonlySet<string> = new Set();
+
+  const runRounds = async (): Promise<void> =>
+    withProjectionLocks(pool, async (locks, lost) => {
+      held = locks.held;
+      const signal = AbortSignal.any([stopping.signal, lost]);
+      const wanted = projections.map((p) => p.name);
+      const taken = await locks.tryAcquire(wanted);
+      if (taken.length > 0) logger.info({ projections: taken }, 'projector is active');
+      const warnedOutdated = new Set<string>();
+      while (!signal.aborted) {
+        const mine = projections.filter((p) => locks.held.has(p.name));
+        if (mine.length === 0) {
+          await sleep(lockRetryMs, undefined, { signal }).catch(() => undefined);
+          const more = await locks.tryAcquire(wanted);
+          if (more.length > 0) logger.info({ projections: more }, 'projector took over');
+          continue;
+        }
+        await ensureActiveGenerations(pool, mine);
+        const generations = await loadGenerations(pool, ['active']);
+        const targets: BatchTarget[] = [];
+        for (const projection of mine) {
+          const generation = generations.find((g) => g.projection === projection.name);
+          if (!generation) continue;
+          if (generation.definitionVersion !== projection.version) {
+            if (!warnedOutdated.has(projection.name)) {
+              logger.error(
+                { projection: projection.name, active: generation.definitionVersion, code: projection.version },
+                'the active generation was built by another definition of the projection; run `supply-api projections replay`',
+              );
+              warnedOutdated.add(projection.name);
+            }
+            continue;
+          }
+          targets.push({ projection, generation });
+        }
+        if (targets.length === 0) {
+          await sleep(lockRetryMs, undefined, { signal }).catch(() => undefined);
+          continue;
+        }
+        await runRound(targets, signal, async () => {
+          const more = await locks.tryAcquire(wanted.filter((name) => !locks.held.has(name)));
+          if (more.length > 0) logger.info({ projections: more }, 'projector took over');
+          return more.length > 0;
+        });
+      }
+    });
+
+  /** Follows the log for these targets until the signal aborts, a lock is gained or a conflict. */
+  const runRound = async (initial: readonly BatchTarget[], outer: AbortSignal, gainedLocks: () => Promise<boolean>): Promise<void> => {
+    const round = new AbortController();
+    const signal = AbortSignal.any([outer, round.signal]);
+    const lockPoll = (async () => {
+      while (!signal.aborted) {
+        await sleep(lockRetryMs, undefined, { signal }).catch(() => undefined);
+        if (signal.aborted) return;
+        if (await gainedLocks().catch(() => false)) round.abort();
+      }
+    })();
+    let targets = initial;
+    try {
+      for await (const batch of eventStore.subscribe({ from: minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), batchSize, signal })) {
+        const result = await pool.transaction((tx) => applyBatchInTransaction(tx, targets, batch, 'live', logger));
+        targets = result.targets;
+        for (const [projection, count] of result.applied) options.observer?.applied(projection, count);
+        for (const letter of result.deadLetters) options.observer?.deadLettered(letter);
+      }
+    } catch (error) {
+      if (error instanceof CheckpointConflictError) {
+        logger.info({ err: error }, 'checkpoints moved elsewhere; reloading them');
+      } else if (!signal.aborted) {
+        logger.error({ err: error }, 'projector batch failed; retrying from the checkpoints');
+        await sleep(1000, undefined, { signal: outer }).catch(() => undefined);
+      }
+    } finally {
+      round.abort();
+      await lockPoll;
+    }
+  };
+
+  const stopped = (async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        await runRounds();
+      } catch (error) {
+        if (stopping.signal.aborted) break;
+        logger.error({ err: error }, 'projector lost its database connection; starting over');
+        await sleep(1000, undefined, { signal: stopping.signal }).catch(() => undefined);
+      } finally {
+        held = new Set();
+      }
+    }
+  })();
+
+  return {
+    active: () => [...held],
+    stop: async () => {
+      stopping.abort();
+      await stopped;
+    },
+    stopped,
+  };
+}

@@ -1,0 +1,161 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { logStart, type EventStore, type LogHead } from '../eventStore/eventStore.js';
+import { sql } from '../platform/sql.js';
+import { loadGenerations, type Generation } from './generations.js';
+import { formatPosition } from './logPositions.js';
+import type { Projection } from './projection.js';
+
+/**
+ * live: caught up with the head. catching_up: behind it. outdated: the active generation was
+ * built by another definition (replay it). not_started: no generation yet (no projector has run).
+ */
+export type ProjectionState = 'live' | 'catching_up' | 'outdated' | 'not_started';
+
+export type DeadLetterSummary = {
+  readonly position: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly tenantId: string;
+  readonly error: string;
+  readonly recordedAt: string;
+};
+
+export type ProjectionStatus = {
+  readonly projection: string;
+  readonly state: ProjectionState;
+  readonly generation?: number;
+  readonly definitionVersion: number;
+  readonly checkpoint: string;
+  readonly lagEvents: number;
+  readonly lagSeconds: number;
+  readonly eventsApplied: number;
+  readonly deadLetters: number;
+  readonly recentDeadLetters: readonly DeadLetterSummary[];
+  /** A replay in progress (or one that failed and was not retried). */
+  readonly building?: { readonly generation: number; readonly lagEvents: number };
+  readonly lastFailure?: { readonly generation: number; readonly error: string };
+};
+
+export type ProjectionsReport = {
+  readonly head: { readonly position: string; readonly events: number; readonly lastRecordedAt?: string };
+  readonly projections: readonly ProjectionStatus[];
+};
+
+const deadLetterCount = z.object({ projection: z.string(), generation: z.number().int(), count: z.bigint() });
+const deadLetterRow = z.object({
+  projection: z.string(),
+  positionTx: z.bigint(),
+  positionSeq: z.bigint(),
+  eventId: z.string(),
+  eventType: z.string(),
+  tenantId: z.string(),
+  error: z.string(),
+  recordedAt: z.string(),
+});
+
+/** Checkpoint, head, lag in events and in seconds, state and dead letters of every projection. */
+export async function projectionsReport(db: CommonQueryMethods, eventStore: EventStore, projections: readonly Projection[]): Promise<ProjectionsReport> {
+  const [head, generations, counts] = await Promise.all([
+    eventStore.head(),
+    loadGenerations(db, ['active', 'building', 'failed']),
+    db.any(sql.type(deadLetterCount)`
+      SELECT d.projection, d.generation, count(*) AS count
+      FROM projection_dead_letters AS d
+      JOIN projection_generations AS g ON g.projection = d.projection AND g.generation = d.generation AND g.state = 'active'
+      GROUP BY d.projection, d.generation
+    `),
+  ]);
+  const firstRecordedAt = head.eventCount > 0n ? (await eventStore.readAll(logStart, 1)).events[0]?.recordedAt : undefined;
+  const statuses: ProjectionStatus[] = [];
+  for (const projection of projections) {
+    const own = generations.filter((g) => g.projection === projection.name);
+    const active = own.find((g) => g.state === 'active');
+    const building = own.find((g) => g.state === 'building');
+    const failed = own.filter((g) => g.state === 'failed').at(-1);
+    const deadLetters = Number(counts.find((c) => c.projection === projection.name)?.count ?? 0n);
+    const recent =
+      deadLetters === 0 || !active
+        ? []
+        : await db.any(sql.type(deadLetterRow)`
+            SELECT projection, position_tx AS "positionTx", position_seq AS "positionSeq", event_id AS "eventId",
+              event_type AS "eventType", tenant_id AS "tenantId", error, recorded_at AS "recordedAt"
+            FROM projection_dead_letters
+            WHERE projection = ${projection.name} AND generation = ${active.generation}
+            ORDER BY position_tx DESC, position_seq DESC
+            LIMIT 5
+          `);
+    const lagEvents = active ? Number(head.eventCount - active.eventsSeen) : Number(head.eventCount);
+    statuses.push({
+      projection: projection.name,
+      state: stateOf(projection, active, lagEvents),
+      ...(active ? { generation: active.generation } : {}),
+      definitionVersion: active?.definitionVersion ?? projection.version,
+      checkpoint: formatPosition(active?.checkpoint ?? logStart),
+      lagEvents,
+      lagSeconds: lagSecondsOf(head, lagEvents, active?.checkpointRecordedAt ?? firstRecordedAt),
+      eventsApplied: Number(active?.eventsApplied ?? 0n),
+      deadLetters,
+      recentDeadLetters: recent.map((d) => ({
+        position: formatPosition({ tx: d.positionTx, seq: d.positionSeq }),
+        eventId: d.eventId,
+        eventType: d.eventType,
+        tenantId: d.tenantId,
+        error: d.error,
+        recordedAt: d.recordedAt,
+      })),
+      ...(building ? { building: { generation: building.generation, lagEvents: Number(head.eventCount - building.eventsSeen) } } : {}),
+      ...(failed && (!active || failed.generation > active.generation) && failed.error !== undefined
+        ? { lastFailure: { generation: failed.generation, error: failed.error } }
+        : {}),
+    });
+  }
+  return {
+    head: {
+      position: formatPosition(head.position),
+      events: Number(head.eventCount),
+      ...(head.lastRecordedAt ? { lastRecordedAt: head.lastRecordedAt } : {}),
+    },
+    projections: statuses,
+  };
+}
+
+function stateOf(projection: Projection, active: Generation | undefined, lagEvents: number): ProjectionState {
+  if (!active) return 'not_started';
+  if (active.definitionVersion !== projection.version) return 'outdated';
+  return lagEvents > 0 ? 'catching_up' : 'live';
+}
+
+function lagSecondsOf(head: LogHead, lagEvents: number, since: string | undefined): number {
+  if (lagEvents <= 0 || head.lastRecordedAt === undefined || since === undefined) return 0;
+  return Math.max(0, (Date.parse(head.lastRecordedAt) - Date.parse(since)) / 1000);
+}
+
+export class ProjectionsWaitTimeout extends Error {
+  constructor(
+    readonly report: ProjectionsReport,
+    timeoutSeconds: number,
+  ) {
+    const behind = report.projections.filter((p) => p.state !== 'live').map((p) => `${p.projection} (${p.state}, ${p.lagEvents} events behind)`);
+    super(`projections did not reach the head of the log within ${timeoutSeconds} s: ${behind.join(', ')}`);
+    this.name = 'ProjectionsWaitTimeout';
+  }
+}
+
+/** Resolves once every projection is live at the head; throws ProjectionsWaitTimeout otherwise. */
+export async function waitForProjections(
+  db: CommonQueryMethods,
+  eventStore: EventStore,
+  projections: readonly Projection[],
+  timeoutSeconds: number,
+  pollMs = 200,
+): Promise<ProjectionsReport> {
+  const deadline = performance.now() + timeoutSeconds * 1000;
+  for (;;) {
+    const report = await projectionsReport(db, eventStore, projections);
+    if (report.projections.every((p) => p.state === 'live')) return report;
+    if (performance.now() >= deadline) throw new ProjectionsWaitTimeout(report, timeoutSeconds);
+    await sleep(pollMs);
+  }
+}
