@@ -1,8 +1,7 @@
 import express, { type Express } from 'express';
-import type { DatabasePool } from 'slonik';
-import { healthRoutes } from './healthRoutes.js';
+import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
 
-export type AppDependencies = { pool: DatabasePool };
+export type AppDependencies = HealthDependencies;
 
 export function createApp(deps: AppDependencies): Express {
   const app = express();

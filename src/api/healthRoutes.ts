@@ -1,21 +1,30 @@
 import { Router } from 'express';
-import type { DatabasePool } from 'slonik';
-import { z } from 'zod';
-import { sql } from '../platform/sql.js';
+import type { Registry } from 'prom-client';
 
-/** Outside /v1 and without a key: liveness (the process answers) and readiness (the database answers). */
-export function healthRoutes(deps: { pool: DatabasePool }): Router {
+export type Readiness = { readonly ready: boolean; readonly checks: Readonly<Record<string, string>> };
+
+export type HealthDependencies = {
+  /** What /readyz reports: the database answers and the projections are caught up. */
+  readonly readiness: () => Promise<Readiness>;
+  /** Served at /metrics in the Prometheus text format. */
+  readonly metrics?: Registry;
+};
+
+/** Outside /v1 and without a key: liveness, readiness and metrics. */
+export function healthRoutes(deps: HealthDependencies): Router {
   const router = Router();
   router.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });
   });
   router.get('/readyz', async (_request, response) => {
-    try {
-      await deps.pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`);
-      response.json({ status: 'ready', checks: { database: 'ok' } });
-    } catch {
-      response.status(503).json({ status: 'unavailable', checks: { database: 'unreachable' } });
-    }
+    const readiness = await deps.readiness().catch((): Readiness => ({ ready: false, checks: { database: 'unreachable' } }));
+    response.status(readiness.ready ? 200 : 503).json({ status: readiness.ready ? 'ready' : 'unavailable', checks: readiness.checks });
   });
+  const registry = deps.metrics;
+  if (registry) {
+    router.get('/metrics', async (_request, response) => {
+      response.type(registry.contentType).send(await registry.metrics());
+    });
+  }
   return router;
 }

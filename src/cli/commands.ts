@@ -7,6 +7,7 @@ export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   seed: async () => (await import('./commands/seedCommand.js')).seedCommand,
   keys: async () => (await import('./commands/keysCommand.js')).keysCommand,
   console: async () => (await import('./commands/consoleCommand.js')).consoleCommand,
+  projections: async () => (await import('./commands/projectionsCommand.js')).projectionsCommand,
 };
 
 export const usage = `usage: supply-api <command> [options]
@@ -21,6 +22,9 @@ export const usage = `usage: supply-api <command> [options]
   console suspend-tenant|reactivate-tenant --workspace W
   console advance-order --workspace W --order O
   console place-order --workspace W [--clinic C]
+  projections status
+  projections wait [--timeout S]
+  projections replay [--projection NAME[,NAME]]
 
 Commands that print data print one JSON document on stdout; logs and progress go to stderr.
 Settings come from the environment (DATABASE_URL, EVENTSTORE_URL, DATA_DIR, …; see README.md).

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cliError.js';
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 /** Parses a command's options strictly; an unknown option or stray argument is a UsageError. */
 export function parseOptions<T extends OptionSpec>(args: readonly string[], options: T, usage: string, allowPositionals = 0) {

@@ -1,9 +1,15 @@
 import type { Server } from 'node:http';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { allProjections } from '../../projections/index.js';
 import { createApp } from '../api/createApp.js';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
+import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
+import { startProjector, type Projector } from '../projecting/projector.js';
+import { projectionsReport } from '../projecting/status.js';
 import { prepareDemo } from './demo.js';
+import { cachedFor, createReadiness } from './readiness.js';
 import { openServices } from './services.js';
 
 export const allRoles = ['api', 'projector', 'worker'] as const;
@@ -18,23 +24,33 @@ export type ServeOptions = { port: number; roles: readonly Role[]; demo: boolean
 export async function serve(config: Config, logger: Logger, clock: Clock, options: ServeOptions): Promise<number> {
   const services = await openServices(config, logger, clock, { mustHostEmbedded: true });
   let server: Server | undefined;
+  let projector: Projector | undefined;
   try {
     if (options.demo) {
       await prepareDemo(services);
     }
-    for (const role of options.roles.filter((r) => r !== 'api')) {
+    for (const role of options.roles.filter((r) => r === 'worker')) {
       logger.warn({ role }, 'this build has no work for the role yet');
     }
-    if (options.roles.includes('api')) {
-      const app = createApp({ pool: services.database.pool });
-      server = await new Promise<Server>((resolve, reject) => {
-        const listening = app.listen(options.port, () => resolve(listening));
-        listening.once('error', reject);
-      });
-      const address = server.address();
-      logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
+    const { pool } = services.database;
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const report = cachedFor(1000, () => projectionsReport(pool, services.eventStore, allProjections));
+    const observer = registerProjectionMetrics(registry, report);
+    if (options.roles.includes('projector')) {
+      projector = startProjector({ pool, eventStore: services.eventStore, projections: allProjections, logger, observer });
     }
+    // Every role answers health, readiness and metrics; /v1 comes with the api role.
+    const app = createApp({ readiness: createReadiness(pool, report), metrics: registry });
+    server = await new Promise<Server>((resolve, reject) => {
+      const listening = app.listen(options.port, () => resolve(listening));
+      listening.once('error', reject);
+    });
+    const address = server.address();
+    logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {
+    await projector?.stop();
+    server?.close();
     await services.close();
     throw error;
   }
@@ -53,6 +69,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       setTimeout(() => closing.closeAllConnections(), 10_000).unref();
     });
   }
+  await projector?.stop();
   await services.close();
   logger.info('stopped');
   return 0;
