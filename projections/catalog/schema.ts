@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { costMeasurement } from '../../src/events/catalog.js';
+import { costStatus, criticality, itemStatus } from '../../src/events/index.js';
+
+/** A catalog category as /v1 returns it; `parentCategoryId` only for a subcategory. */
+export const catalogCategory = z
+  .object({
+    categoryId: z.string(),
+    name: z.string(),
+    parentCategoryId: z.string().optional(),
+  })
+  .strict();
+export type CatalogCategory = z.infer<typeof catalogCategory>;
+
+const itemFields = {
+  itemId: z.string(),
+  sku: z.string(),
+  name: z.string(),
+  categoryId: z.string(),
+  unitOfMeasure: z.string(),
+  packaging: z.string(),
+  criticality,
+  tracksLot: z.boolean(),
+  tracksSerial: z.boolean(),
+  tracksExpiry: z.boolean(),
+  highValue: z.boolean(),
+  status: itemStatus,
+};
+
+const costFields = {
+  costStatus: costStatus.optional(),
+  cost: z.number().int().optional(),
+  currency: z.string().optional(),
+  costMeasurement: costMeasurement.optional(),
+};
+
+/**
+ * A catalog item as /v1 returns it. The cost fields only for a key with `catalog.cost:read`, and
+ * then each only when recorded.
+ */
+export const catalogItem = z.object({ ...itemFields, ...costFields }).strict();
+export type CatalogItem = z.infer<typeof catalogItem>;
+
+/** An item without cost: strict, so that no cost field can slip through. */
+export const catalogItemWithoutCost = z.object(itemFields).strict();
+
+/** The stored cost is int8, which the pool reads as a bigint; /v1 sends a JSON number. */
+const storedMinorUnits = z
+  .bigint()
+  .refine((value) => value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER), 'cost beyond a safe JSON integer')
+  .transform(Number);
+
+/** A stored item with its cost columns. */
+export const catalogItemWithCostRow = catalogItem.extend({ cost: storedMinorUnits.optional() });
