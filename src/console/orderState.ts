@@ -1,4 +1,5 @@
 import type { EventEnvelope, OrderStatus } from '../events/index.js';
+import { orderStatusAfter } from '../events/orderStatusTransitions.js';
 import type { ApprovalPlan } from './approvalPolicy.js';
 import type { OrderLine } from './history/simOrder.js';
 
@@ -36,41 +37,6 @@ export type OrderState = {
 };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** The status each event moves an order to; events absent here leave the status as it is. */
-function nextStatus(event: EventEnvelope): OrderStatus | undefined {
-  switch (event.type) {
-    case 'OrderSubmitted':
-      return 'submitted';
-    case 'OrderApprovalRequested':
-      return 'pending_approval';
-    case 'OrderApproved':
-      return 'approved';
-    case 'OrderRejected':
-      return 'rejected';
-    case 'OrderCancelled':
-      return 'cancelled';
-    case 'OrderAllocated':
-      return 'allocated';
-    case 'OrderPickingStarted':
-      return 'picking';
-    case 'FulfillmentDispatched':
-      return 'dispatched';
-    case 'DeliveryExceptionRaised':
-      return 'exception';
-    // A resolved exception puts the shipment back on its way (or up for closure when written off).
-    case 'DeliveryExceptionResolved':
-      return 'dispatched';
-    case 'FulfillmentDelivered':
-      return 'delivered';
-    case 'FulfillmentReceived':
-      return event.data.discrepancies.length > 0 ? 'partially_fulfilled' : 'received';
-    case 'FulfillmentClosed':
-      return 'closed';
-    default:
-      return undefined;
-  }
-}
 
 /**
  * Folds the events of one order (its order stream, then its fulfillment stream) into its state.
@@ -144,7 +110,7 @@ export function orderState(events: readonly EventEnvelope[]): OrderState | undef
       default:
         break;
     }
-    const status = nextStatus(event);
+    const status = orderStatusAfter(event);
     if (status !== undefined && status !== state.status) {
       state.status = status;
       state.version += 1;

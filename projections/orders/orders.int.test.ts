@@ -1,0 +1,303 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { orderState } from '../../src/console/orderState.js';
+import type { EventData, EventEnvelope } from '../../src/events/index.js';
+import { sql } from '../../src/platform/sql.js';
+import { createProjectionTestBed, event, otherTenant, testTenant, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
+import { ordersProjection } from './projection.js';
+import { getOrder, listOrders } from './queries.js';
+
+const at = (minute: number): string => new Date(Date.UTC(2026, 10, 1, 9, minute)).toISOString();
+
+const costedLine = {
+  lineId: 'lin_1',
+  catalogItemId: 'itm_implant',
+  sku: 'IMP-BLT-41X10MM',
+  name: 'Bone-level tapered implant, 4.1 × 10 mm',
+  requestedQty: 2,
+  unitOfMeasure: 'unit',
+  categoryId: 'cat_implantology',
+  highValue: true,
+  unitCost: 21_500,
+  currency: 'EUR',
+};
+const uncostedLine = {
+  lineId: 'lin_2',
+  catalogItemId: 'itm_gauze',
+  sku: 'GAU-10X10',
+  name: 'Sterile gauze 10 × 10 cm',
+  requestedQty: 5,
+  unitOfMeasure: 'box',
+  categoryId: 'cat_consumables',
+  highValue: false,
+};
+const patientRef = 'PT-7731904';
+const plan = {
+  policyVersion: 2,
+  requiresApproval: true,
+  steps: [
+    { stage: 'clinical_lead', requiredScope: 'clinical.approve', minApprovers: 1 },
+    { stage: 'finance', requiredScope: 'orders.approve_high_value', minApprovers: 1 },
+  ],
+  evaluatedValue: 987_321,
+  currency: 'EUR',
+};
+
+type Options = { tenantId?: string; occurredAt?: string };
+
+function drafted(orderId: string, number: number, options: Options = {}, extra: Partial<EventData<'OrderDrafted'>> = {}): EventEnvelope {
+  return event(
+    'OrderDrafted',
+    {
+      orderId,
+      number,
+      type: 'general',
+      requesterId: 'mem_requester',
+      clinicId: 'cli_centro',
+      destinationWarehouseId: 'wh_express_centro',
+      lines: [uncostedLine],
+      ...extra,
+    },
+    options,
+  );
+}
+
+/** The whole life of one clinical order: two approval stages, an exception, a receipt with a discrepancy. */
+function clinicalOrderLife(orderId: string, tenantId = testTenant): EventEnvelope[] {
+  const o = (minute: number): Options => ({ tenantId, occurredAt: at(minute) });
+  return [
+    drafted(orderId, 41, o(0), {
+      type: 'clinical',
+      requesterId: 'mem_clinician',
+      preferredSourceWarehouseId: 'wh_central',
+      justification: 'Implant surgery on Thursday',
+      patientRef,
+      lines: [costedLine, uncostedLine],
+      value: 987_321,
+      currency: 'EUR',
+    }),
+    event('OrderSubmitted', { orderId, submittedBy: 'mem_clinician', approvalPlan: plan }, o(1)),
+    event('OrderApprovalRequested', { orderId, stage: 'clinical_lead' }, o(2)),
+    event('OrderApprovalGranted', { orderId, stage: 'clinical_lead', approverId: 'mem_lead' }, o(3)),
+    event('OrderApprovalRequested', { orderId, stage: 'finance' }, o(4)),
+    event('OrderApprovalGranted', { orderId, stage: 'finance', approverId: 'mem_owner' }, o(5)),
+    event('OrderApproved', { orderId }, o(6)),
+    event('OrderAllocated', { orderId, sourceWarehouseId: 'wh_central', allocations: [{ lineId: 'lin_1', boxId: 'box_1', quantity: 2 }] }, o(7)),
+    event('OrderPickingStarted', { orderId, pickerId: 'mem_picker' }, o(8)),
+    event(
+      'FulfillmentDispatched',
+      { orderId, fulfillmentId: 'ful_1', sourceWarehouseId: 'wh_central', destinationWarehouseId: 'wh_express_centro', dispatchedBy: 'mem_picker', boxIds: ['box_1'] },
+      o(9),
+    ),
+    event('DeliveryExceptionRaised', { orderId, exceptionId: 'exc_1', reasonCode: 'delayed', description: 'Missed the slot', reportedBy: 'crr_1' }, o(10)),
+    event('DeliveryExceptionResolved', { orderId, exceptionId: 'exc_1', resolution: 'redelivered', resolvedBy: 'mem_buyer' }, o(11)),
+    event('FulfillmentDelivered', { orderId, deliveredBy: 'crr_1', receivedBy: 'mem_clinician', deliveredAt: at(12) }, o(12)),
+    event(
+      'FulfillmentReceived',
+      {
+        orderId,
+        receivedBy: 'mem_clinician',
+        receivedAt: at(13),
+        lines: [
+          { lineId: 'lin_1', catalogItemId: 'itm_implant', receivedQty: 1 },
+          { lineId: 'lin_2', catalogItemId: 'itm_gauze', receivedQty: 5 },
+        ],
+        discrepancies: [{ lineId: 'lin_1', catalogItemId: 'itm_implant', expectedQty: 2, receivedQty: 1, reasonCode: 'damaged' }],
+      },
+      o(13),
+    ),
+    event('FulfillmentClosed', { orderId, closedBy: 'mem_buyer', outcome: 'partial' }, o(14)),
+  ];
+}
+
+const storedRows = z.object({ row: z.unknown() });
+
+describe('orders projection', () => {
+  let bed: ProjectionTestBed;
+  beforeAll(async () => {
+    bed = await createProjectionTestBed([ordersProjection]);
+  });
+  afterAll(async () => bed?.close());
+
+  it('given a whole order life, returns the order with lines and plan, and the status and version the console fold gives', async () => {
+    const life = clinicalOrderLife('ord_life');
+    await bed.project(life.slice(0, 5));
+    await bed.project(life.slice(5), { batchSize: 4 });
+
+    const order = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: false });
+    expect(order).toEqual({
+      orderId: 'ord_life',
+      number: 41,
+      type: 'clinical',
+      status: 'closed',
+      requesterId: 'mem_clinician',
+      clinicId: 'cli_centro',
+      destinationWarehouseId: 'wh_express_centro',
+      preferredSourceWarehouseId: 'wh_central',
+      justification: 'Implant surgery on Thursday',
+      lines: [
+        {
+          lineId: 'lin_1',
+          catalogItemId: 'itm_implant',
+          sku: 'IMP-BLT-41X10MM',
+          name: 'Bone-level tapered implant, 4.1 × 10 mm',
+          requestedQty: 2,
+          unitOfMeasure: 'unit',
+          category: 'cat_implantology',
+          highValue: true,
+        },
+        { lineId: 'lin_2', catalogItemId: 'itm_gauze', sku: 'GAU-10X10', name: 'Sterile gauze 10 × 10 cm', requestedQty: 5, unitOfMeasure: 'box', category: 'cat_consumables', highValue: false },
+      ],
+      approvalPlan: { policyVersion: 2, requiresApproval: true, steps: plan.steps, currency: 'EUR' },
+      version: 12,
+    });
+    const folded = orderState(life);
+    expect({ status: order?.status, version: order?.version }).toEqual({ status: folded?.status, version: folded?.version });
+  });
+
+  it('counts only actual status changes in the version, also when the repeated status arrives in a later batch', async () => {
+    const orderId = 'ord_stages';
+    await bed.project([drafted(orderId, 42), event('OrderSubmitted', { orderId, submittedBy: 'mem_requester', approvalPlan: plan }), event('OrderApprovalRequested', { orderId, stage: 'manager' })]);
+    expect((await getOrder(bed.pool, testTenant, orderId, { includeCost: false }))?.version).toBe(3);
+
+    await bed.project([event('OrderApprovalGranted', { orderId, stage: 'manager', approverId: 'mem_manager' })]);
+    await bed.project([event('OrderApprovalRequested', { orderId, stage: 'finance' })]);
+    expect(await getOrder(bed.pool, testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'pending_approval', version: 3 });
+
+    await bed.project([event('OrderRejected', { orderId, stage: 'finance', approverId: 'mem_owner', reason: 'Over budget' })]);
+    expect(await getOrder(bed.pool, testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'rejected', version: 4 });
+  });
+
+  it('keeps the first time the order entered a status, from the event times only', async () => {
+    const rows = await bed.pool.any(sql.type(z.object({ createdAt: z.string(), updatedAt: z.string(), submittedAt: z.string(), dispatchedAt: z.string(), receivedAt: z.string(), closedAt: z.string() }))`
+      SELECT created_at AS "createdAt", updated_at AS "updatedAt", submitted_at AS "submittedAt", dispatched_at AS "dispatchedAt",
+        received_at AS "receivedAt", closed_at AS "closedAt"
+      FROM read_models.orders
+      WHERE tenant_id = ${testTenant} AND order_id = 'ord_life'
+    `);
+    // Dispatched again after the exception was resolved (minute 11): the first dispatch stays.
+    expect(rows).toEqual([{ createdAt: at(0), updatedAt: at(14), submittedAt: at(1), dispatchedAt: at(9), receivedAt: at(13), closedAt: at(14) }]);
+  });
+
+  it('never stores order value, currency, patient reference or the evaluated value of the plan', async () => {
+    const rows = await bed.pool.any(sql.type(storedRows)`
+      SELECT to_jsonb(o) AS row FROM read_models.orders AS o WHERE tenant_id = ${testTenant}
+      UNION ALL
+      SELECT to_jsonb(l) AS row FROM read_models.order_lines AS l WHERE tenant_id = ${testTenant}
+    `);
+    const stored = JSON.stringify(rows);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(stored).toContain('IMP-BLT-41X10MM');
+    for (const secret of [patientRef, '987321', 'evaluatedValue', 'patientRef', '"value"']) expect(stored).not.toContain(secret);
+  });
+
+  it('shows line cost and currency only with includeCost, and only on lines that have them', async () => {
+    const withCost = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: true });
+    expect(withCost?.lines).toEqual([
+      {
+        lineId: 'lin_1',
+        catalogItemId: 'itm_implant',
+        sku: 'IMP-BLT-41X10MM',
+        name: 'Bone-level tapered implant, 4.1 × 10 mm',
+        requestedQty: 2,
+        unitOfMeasure: 'unit',
+        category: 'cat_implantology',
+        highValue: true,
+        unitCost: 21_500,
+        currency: 'EUR',
+      },
+      { lineId: 'lin_2', catalogItemId: 'itm_gauze', sku: 'GAU-10X10', name: 'Sterile gauze 10 × 10 cm', requestedQty: 5, unitOfMeasure: 'box', category: 'cat_consumables', highValue: false },
+    ]);
+    const withoutCost = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: false });
+    for (const line of withoutCost?.lines ?? []) expect(Object.keys(line)).not.toContain('unitCost');
+    for (const line of withoutCost?.lines ?? []) expect(Object.keys(line)).not.toContain('currency');
+  });
+
+  it('leaves optional fields absent, not null, on a draft', async () => {
+    const tenantId = 'tenant-draft';
+    await bed.project([drafted('ord_plain', 1, { tenantId })]);
+    expect(await getOrder(bed.pool, tenantId, 'ord_plain', { includeCost: true })).toEqual({
+      orderId: 'ord_plain',
+      number: 1,
+      type: 'general',
+      status: 'draft',
+      requesterId: 'mem_requester',
+      clinicId: 'cli_centro',
+      destinationWarehouseId: 'wh_express_centro',
+      lines: [{ lineId: 'lin_2', catalogItemId: 'itm_gauze', sku: 'GAU-10X10', name: 'Sterile gauze 10 × 10 cm', requestedQty: 5, unitOfMeasure: 'box', category: 'cat_consumables', highValue: false }],
+      version: 1,
+    });
+  });
+
+  it('lists orders oldest first by creation, filtered by status, with list items only', async () => {
+    const tenantId = 'tenant-list';
+    const t = { tenantId };
+    await bed.project([
+      drafted('ord_z', 3, t),
+      drafted('ord_a', 1, t),
+      drafted('ord_m', 2, t),
+      event('OrderSubmitted', { orderId: 'ord_a', submittedBy: 'mem_requester', approvalPlan: { ...plan, requiresApproval: false, steps: [] } }, t),
+      event('OrderCancelled', { orderId: 'ord_m', cancelledBy: 'mem_requester' }, t),
+    ]);
+    expect(await listOrders(bed.pool, tenantId, { limit: 10 })).toEqual([
+      { seq: 1n, item: { orderId: 'ord_z', number: 3, type: 'general', status: 'draft', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 1 } },
+      { seq: 2n, item: { orderId: 'ord_a', number: 1, type: 'general', status: 'submitted', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 2 } },
+      { seq: 3n, item: { orderId: 'ord_m', number: 2, type: 'general', status: 'cancelled', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 2 } },
+    ]);
+    expect((await listOrders(bed.pool, tenantId, { limit: 10, status: 'cancelled' })).map((r) => r.item.orderId)).toEqual(['ord_m']);
+    expect(await listOrders(bed.pool, tenantId, { limit: 10, status: 'closed' })).toEqual([]);
+  });
+
+  it('pages by creation sequence: an order created between pages appears at the end and nothing repeats', async () => {
+    const tenantId = 'tenant-paging';
+    await bed.project(['ord_e', 'ord_d', 'ord_c', 'ord_b', 'ord_a'].map((orderId, i) => drafted(orderId, 100 + i, { tenantId })), { batchSize: 2 });
+    const seen: string[] = [];
+    let afterSeq: bigint | undefined;
+    for (let page = 0; page < 10; page += 1) {
+      const rows = await listOrders(bed.pool, tenantId, { limit: 2, ...(afterSeq === undefined ? {} : { afterSeq }) });
+      const items = rows.slice(0, 2);
+      seen.push(...items.map((r) => r.item.orderId));
+      if (page === 0) await bed.project([drafted('ord_0_new', 1, { tenantId })]);
+      if (rows.length <= 2) break;
+      afterSeq = items.at(-1)?.seq;
+    }
+    expect(seen).toEqual(['ord_e', 'ord_d', 'ord_c', 'ord_b', 'ord_a', 'ord_0_new']);
+  });
+
+  it('keeps tenants apart: the same order id in two tenants, and no reads across them', async () => {
+    await bed.project([drafted('ord_shared', 7, { tenantId: otherTenant }), drafted('ord_shared', 8)]);
+    await bed.project([event('OrderCancelled', { orderId: 'ord_shared', cancelledBy: 'mem_requester' }, { tenantId: otherTenant })]);
+    expect(await getOrder(bed.pool, testTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 8, status: 'draft', version: 1 });
+    expect(await getOrder(bed.pool, otherTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 7, status: 'cancelled', version: 2 });
+    expect(await getOrder(bed.pool, otherTenant, 'ord_life', { includeCost: false })).toBeUndefined();
+    expect((await listOrders(bed.pool, otherTenant, { limit: 50 })).map((r) => r.item.orderId)).toEqual(['ord_shared']);
+  });
+
+  it('dead-letters events about orders that were never drafted, and a second draft, and applies the rest of the batch', async () => {
+    const tenantId = 'tenant-dead';
+    const t = { tenantId };
+    const letters = await bed.project([
+      drafted('ord_ok', 1, t),
+      event('OrderSubmitted', { orderId: 'ord_ghost', submittedBy: 'mem_requester', approvalPlan: plan }, t),
+      event('FulfillmentDelivered', { orderId: 'ord_ghost', deliveredBy: 'crr_1', receivedBy: 'mem_clinician', deliveredAt: at(1) }, t),
+      drafted('ord_ok', 2, t),
+      event('OrderCancelled', { orderId: 'ord_ok', cancelledBy: 'mem_requester' }, t),
+      drafted('ord_ok_2', 3, t),
+    ]);
+    expect(letters.map((l) => [l.eventType, l.projection])).toEqual([
+      ['OrderSubmitted', 'orders'],
+      ['FulfillmentDelivered', 'orders'],
+      ['OrderDrafted', 'orders'],
+    ]);
+    expect(letters[0]?.error).toMatch(/never drafted/);
+    expect(letters[2]?.error).toMatch(/drafted twice/);
+    expect((await listOrders(bed.pool, tenantId, { limit: 10 })).map((r) => [r.seq, r.item.orderId, r.item.number, r.item.status])).toEqual([
+      [1n, 'ord_ok', 1, 'cancelled'],
+      [2n, 'ord_ok_2', 3, 'draft'],
+    ]);
+  });
+
+  it('gives the same tables one event at a time as in batches', async () => {
+    for (const row of await bed.oneByOneDigestsMatch()) expect(row.oneByOne, row.table).toBe(row.batched);
+  });
+});

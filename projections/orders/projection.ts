@@ -1,0 +1,373 @@
+import { z } from 'zod';
+import { orderStatus, type EventData, type OrderStatus } from '../../src/events/index.js';
+import { orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
+import { sql } from '../../src/platform/sql.js';
+import {
+  expectRowCount,
+  ProjectionInvariantError,
+  type ProjectedEvent,
+  type Projection,
+  type ProjectionContext,
+  type TableDefinition,
+} from '../../src/projecting/projection.js';
+import { rowKey } from '../../src/projecting/rowChanges.js';
+
+type StatusTimestampColumn = 'submittedAt' | 'approvedAt' | 'dispatchedAt' | 'deliveredAt' | 'receivedAt' | 'closedAt';
+type StatusTimestamps = Record<StatusTimestampColumn, string | null>;
+
+/** Statuses whose first entry is kept as a timestamp of its own, for cycle times later. */
+const statusTimestamps: Partial<Record<OrderStatus, StatusTimestampColumn>> = {
+  submitted: 'submittedAt',
+  approved: 'approvedAt',
+  dispatched: 'dispatchedAt',
+  delivered: 'deliveredAt',
+  received: 'receivedAt',
+  partially_fulfilled: 'receivedAt',
+  closed: 'closedAt',
+};
+
+/**
+ * What the events after the draft change, written back once per batch. For an order that existed
+ * before the batch, the status timestamps hold only first entries seen in this batch: the UPDATE
+ * keeps the ones the row already has.
+ */
+type OrderProgress = StatusTimestamps & {
+  status: OrderStatus;
+  version: number;
+  /** JSON of the stored plan; null until submitted. */
+  approvalPlan: string | null;
+  updatedAt: string;
+};
+
+type DraftedOrder = {
+  creationSeq: bigint;
+  number: number;
+  type: string;
+  requesterId: string;
+  clinicId: string;
+  destinationWarehouseId: string;
+  preferredSourceWarehouseId: string | null;
+  justification: string | null;
+  createdAt: string;
+  lines: EventData<'OrderDrafted'>['lines'];
+};
+
+type TrackedOrder = {
+  readonly tenantId: string;
+  readonly orderId: string;
+  /** Set when the order was drafted in this batch: the row is inserted rather than updated. */
+  readonly drafted: DraftedOrder | undefined;
+  progress: OrderProgress;
+};
+
+const tables: readonly TableDefinition[] = [
+  {
+    name: 'orders',
+    create: (table) => [
+      sql.typeAlias('void')`
+        CREATE TABLE ${table('orders')} (
+          tenant_id text COLLATE "C" NOT NULL,
+          order_id text COLLATE "C" NOT NULL,
+          creation_seq bigint NOT NULL,
+          number integer NOT NULL,
+          type text NOT NULL,
+          status text NOT NULL,
+          requester_id text COLLATE "C" NOT NULL,
+          clinic_id text COLLATE "C" NOT NULL,
+          destination_warehouse_id text COLLATE "C" NOT NULL,
+          preferred_source_warehouse_id text COLLATE "C",
+          justification text,
+          approval_plan jsonb,
+          version integer NOT NULL,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
+          submitted_at timestamptz,
+          approved_at timestamptz,
+          dispatched_at timestamptz,
+          delivered_at timestamptz,
+          received_at timestamptz,
+          closed_at timestamptz,
+          PRIMARY KEY (tenant_id, order_id)
+        )
+      `,
+      sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('orders')} (tenant_id, creation_seq)`,
+      sql.typeAlias('void')`CREATE INDEX ON ${table('orders')} (tenant_id, status, creation_seq)`,
+    ],
+  },
+  {
+    name: 'order_lines',
+    create: (table) => [
+      sql.typeAlias('void')`
+        CREATE TABLE ${table('order_lines')} (
+          tenant_id text COLLATE "C" NOT NULL,
+          order_id text COLLATE "C" NOT NULL,
+          line_no integer NOT NULL,
+          line_id text COLLATE "C" NOT NULL,
+          catalog_item_id text COLLATE "C" NOT NULL,
+          sku text NOT NULL,
+          name text NOT NULL,
+          requested_qty integer NOT NULL,
+          unit_of_measure text NOT NULL,
+          category_id text COLLATE "C" NOT NULL,
+          high_value boolean NOT NULL,
+          unit_cost bigint,
+          currency text,
+          PRIMARY KEY (tenant_id, order_id, line_no)
+        )
+      `,
+    ],
+  },
+];
+
+const handledEvents = [
+  'OrderDrafted',
+  'OrderSubmitted',
+  'OrderApprovalRequested',
+  'OrderApprovalGranted',
+  'OrderApproved',
+  'OrderRejected',
+  'OrderCancelled',
+  'OrderAllocated',
+  'OrderPickingStarted',
+  'FulfillmentDispatched',
+  'DeliveryExceptionRaised',
+  'DeliveryExceptionResolved',
+  'FulfillmentDelivered',
+  'FulfillmentReceived',
+  'FulfillmentClosed',
+] as const;
+
+/**
+ * Orders with their lines and approval plan, and the status the order and fulfillment streams give
+ * them. Order value, currency, patient reference and the plan's evaluated value are never stored.
+ */
+export const ordersProjection: Projection = {
+  name: 'orders',
+  version: 1,
+  tables,
+  handles: handledEvents,
+  apply: async (events, context) => {
+    const tracked = await loadTouchedOrders(events, context);
+    const lastSeqByTenant = await loadLastCreationSeqs(events, context);
+    for (const event of events) foldEvent(event, tracked, lastSeqByTenant);
+    await writeOrders([...tracked.values()], context);
+  },
+};
+
+/** Status and version of every order the batch touches that exists already, in one query. */
+async function loadTouchedOrders(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, TrackedOrder>> {
+  const keys = new Map<string, readonly [string, string]>();
+  for (const { tenantId, data } of events) {
+    if ('orderId' in data) keys.set(rowKey(tenantId, data.orderId), [tenantId, data.orderId]);
+  }
+  const tracked = new Map<string, TrackedOrder>();
+  if (keys.size === 0) return tracked;
+  const rows = await db.any(sql.type(existingOrderRow)`
+    SELECT tenant_id AS "tenantId", order_id AS "orderId", status, version, updated_at AS "updatedAt"
+    FROM ${table('orders')}
+    WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest([...keys.values()], ['text', 'text'])})
+  `);
+  for (const row of rows) {
+    tracked.set(rowKey(row.tenantId, row.orderId), {
+      tenantId: row.tenantId,
+      orderId: row.orderId,
+      drafted: undefined,
+      progress: { ...emptyProgress(row.updatedAt), status: row.status, version: row.version },
+    });
+  }
+  return tracked;
+}
+
+const existingOrderRow = z.object({ tenantId: z.string(), orderId: z.string(), status: orderStatus, version: z.number().int(), updatedAt: z.string() });
+
+/** The highest creation sequence of each tenant that drafts orders in the batch, in one query. */
+async function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
+  const tenants = [...new Set(events.filter((e) => e.type === 'OrderDrafted').map((e) => e.tenantId))];
+  if (tenants.length === 0) return new Map();
+  const rows = await db.any(sql.type(z.object({ tenantId: z.string(), lastSeq: z.bigint() }))`
+    SELECT t.tenant_id AS "tenantId",
+      coalesce((SELECT max(o.creation_seq) FROM ${table('orders')} AS o WHERE o.tenant_id = t.tenant_id), 0) AS "lastSeq"
+    FROM ${sql.unnest(
+      tenants.map((tenantId) => [tenantId]),
+      ['text'],
+    )} AS t(tenant_id)
+  `);
+  return new Map(rows.map((row) => [row.tenantId, row.lastSeq]));
+}
+
+function emptyProgress(updatedAt: string): OrderProgress {
+  return {
+    status: 'draft',
+    version: 1,
+    approvalPlan: null,
+    updatedAt,
+    submittedAt: null,
+    approvedAt: null,
+    dispatchedAt: null,
+    deliveredAt: null,
+    receivedAt: null,
+    closedAt: null,
+  };
+}
+
+function foldEvent(event: ProjectedEvent, tracked: Map<string, TrackedOrder>, lastSeqByTenant: Map<string, bigint>): void {
+  const { tenantId, occurredAt } = event;
+  if (event.type === 'OrderDrafted') {
+    const d = event.data;
+    const key = rowKey(tenantId, d.orderId);
+    if (tracked.has(key)) throw new ProjectionInvariantError(`order ${tenantId}/${d.orderId} drafted twice`);
+    // Per-tenant sequence in log order: cursors follow it, so new orders always come last.
+    const creationSeq = (lastSeqByTenant.get(tenantId) ?? 0n) + 1n;
+    lastSeqByTenant.set(tenantId, creationSeq);
+    tracked.set(key, {
+      tenantId,
+      orderId: d.orderId,
+      drafted: {
+        creationSeq,
+        number: d.number,
+        type: d.type,
+        requesterId: d.requesterId,
+        clinicId: d.clinicId,
+        destinationWarehouseId: d.destinationWarehouseId,
+        preferredSourceWarehouseId: d.preferredSourceWarehouseId ?? null,
+        justification: d.justification ?? null,
+        createdAt: occurredAt,
+        lines: d.lines,
+      },
+      progress: emptyProgress(occurredAt),
+    });
+    return;
+  }
+  if (!('orderId' in event.data)) return;
+  const { orderId } = event.data;
+  const order = tracked.get(rowKey(tenantId, orderId));
+  if (order === undefined) throw new ProjectionInvariantError(`${event.type} of order ${tenantId}/${orderId}, which was never drafted`);
+  const progress = order.progress;
+  progress.updatedAt = occurredAt;
+  if (event.type === 'OrderSubmitted') progress.approvalPlan = storedApprovalPlan(event.data.approvalPlan);
+  const status = orderStatusAfter(event);
+  // The version counts status changes: a second approval stage asked for is no new version.
+  if (status !== undefined && status !== progress.status) {
+    progress.status = status;
+    progress.version += 1;
+    const column = statusTimestamps[status];
+    if (column !== undefined && progress[column] === null) progress[column] = occurredAt;
+  }
+}
+
+/** The plan as stored: the value it was evaluated on is never kept. */
+function storedApprovalPlan(plan: EventData<'OrderSubmitted'>['approvalPlan']): string {
+  return JSON.stringify({
+    policyVersion: plan.policyVersion,
+    requiresApproval: plan.requiresApproval,
+    steps: plan.steps.map(({ stage, requiredScope, minApprovers }) => ({ stage, requiredScope, minApprovers })),
+    ...(plan.currency === undefined ? {} : { currency: plan.currency }),
+  });
+}
+
+/** One INSERT per table for the orders drafted in the batch, one UPDATE for the others it changed. */
+async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: ProjectionContext): Promise<void> {
+  const drafted = tracked.flatMap((order) => (order.drafted === undefined ? [] : [{ ...order, drafted: order.drafted }]));
+  // Every order loaded at batch start is one the batch changes.
+  const changed = tracked.filter((order) => order.drafted === undefined);
+  if (drafted.length > 0) {
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('orders')} (
+        tenant_id, order_id, creation_seq, number, type, status, requester_id, clinic_id, destination_warehouse_id,
+        preferred_source_warehouse_id, justification, approval_plan, version, created_at, updated_at,
+        submitted_at, approved_at, dispatched_at, delivered_at, received_at, closed_at
+      )
+      SELECT * FROM ${sql.unnest(
+        drafted.map(({ tenantId, orderId, drafted: d, progress: p }) => [
+          tenantId,
+          orderId,
+          d.creationSeq,
+          d.number,
+          d.type,
+          p.status,
+          d.requesterId,
+          d.clinicId,
+          d.destinationWarehouseId,
+          d.preferredSourceWarehouseId,
+          d.justification,
+          p.approvalPlan,
+          p.version,
+          d.createdAt,
+          p.updatedAt,
+          p.submittedAt,
+          p.approvedAt,
+          p.dispatchedAt,
+          p.deliveredAt,
+          p.receivedAt,
+          p.closedAt,
+        ]),
+        [
+          'text', 'text', 'int8', 'int4', 'text', 'text', 'text', 'text', 'text',
+          'text', 'text', 'jsonb', 'int4', 'timestamptz', 'timestamptz',
+          'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz',
+        ],
+      )}
+    `);
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('order_lines')} (
+        tenant_id, order_id, line_no, line_id, catalog_item_id, sku, name, requested_qty, unit_of_measure,
+        category_id, high_value, unit_cost, currency
+      )
+      SELECT * FROM ${sql.unnest(
+        drafted.flatMap(({ tenantId, orderId, drafted: d }) =>
+          d.lines.map((line, index) => [
+            tenantId,
+            orderId,
+            index + 1,
+            line.lineId,
+            line.catalogItemId,
+            line.sku,
+            line.name,
+            line.requestedQty,
+            line.unitOfMeasure,
+            line.categoryId,
+            line.highValue,
+            line.unitCost ?? null,
+            line.currency ?? null,
+          ]),
+        ),
+        ['text', 'text', 'int4', 'text', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'int8', 'text'],
+      )}
+    `);
+  }
+  if (changed.length > 0) {
+    // Status timestamps keep the first time the order entered the status, also across batches.
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('orders')} AS o
+      SET status = p.status,
+        version = p.version,
+        approval_plan = coalesce(p.approval_plan, o.approval_plan),
+        updated_at = p.updated_at,
+        submitted_at = coalesce(o.submitted_at, p.submitted_at),
+        approved_at = coalesce(o.approved_at, p.approved_at),
+        dispatched_at = coalesce(o.dispatched_at, p.dispatched_at),
+        delivered_at = coalesce(o.delivered_at, p.delivered_at),
+        received_at = coalesce(o.received_at, p.received_at),
+        closed_at = coalesce(o.closed_at, p.closed_at)
+      FROM ${sql.unnest(
+        changed.map(({ tenantId, orderId, progress: p }) => [
+          tenantId,
+          orderId,
+          p.status,
+          p.version,
+          p.approvalPlan,
+          p.updatedAt,
+          p.submittedAt,
+          p.approvedAt,
+          p.dispatchedAt,
+          p.deliveredAt,
+          p.receivedAt,
+          p.closedAt,
+        ]),
+        ['text', 'text', 'text', 'int4', 'jsonb', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz'],
+      )} AS p(tenant_id, order_id, status, version, approval_plan, updated_at, submitted_at, approved_at, dispatched_at, delivered_at, received_at, closed_at)
+      WHERE o.tenant_id = p.tenant_id AND o.order_id = p.order_id
+    `);
+    expectRowCount('order update', result.rowCount, changed.length);
+  }
+}

@@ -1,0 +1,64 @@
+import type { CommonQueryMethods } from 'slonik';
+import type { OrderStatus } from '../../src/events/index.js';
+import { sql } from '../../src/platform/sql.js';
+import { withoutNullColumns } from '../shared/absentFields.js';
+import { orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
+
+export type ListOrdersOptions = {
+  /** Creation sequence of the last order of the previous page. */
+  readonly afterSeq?: bigint;
+  readonly limit: number;
+  readonly status?: OrderStatus;
+};
+
+/**
+ * Orders of the tenant, oldest first by creation, after `afterSeq`: up to `limit + 1` rows, so
+ * that the caller knows whether another page exists. Orders created later always sort last.
+ */
+export async function listOrders(db: CommonQueryMethods, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
+  const { afterSeq = 0n, limit, status } = options;
+  return db.any(sql.type(orderListRow)`
+    SELECT creation_seq AS seq, order_id AS "orderId", number, type, status, requester_id AS "requesterId",
+      clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version
+    FROM read_models.orders
+    WHERE tenant_id = ${tenantId}
+      ${status === undefined ? sql.fragment`` : sql.fragment`AND status = ${status}`}
+      AND creation_seq > ${afterSeq}
+    ORDER BY creation_seq
+    LIMIT ${limit + 1}
+  `);
+}
+
+/**
+ * One order with its lines (in their original order) and approval plan; line cost only with
+ * `includeCost`. Undefined when the tenant has no such order.
+ */
+export async function getOrder(
+  db: CommonQueryMethods,
+  tenantId: string,
+  orderId: string,
+  options: { readonly includeCost: boolean },
+): Promise<OrderResponse | undefined> {
+  const cost = options.includeCost ? sql.fragment`, 'unitCost', l.unit_cost, 'currency', l.currency` : sql.fragment``;
+  const order = await db.maybeOne(sql.type(withoutNullColumns(orderResponse))`
+    SELECT o.order_id AS "orderId", o.number, o.type, o.status, o.requester_id AS "requesterId", o.clinic_id AS "clinicId",
+      o.destination_warehouse_id AS "destinationWarehouseId", o.preferred_source_warehouse_id AS "preferredSourceWarehouseId",
+      o.justification,
+      coalesce((
+        SELECT jsonb_agg(
+          jsonb_strip_nulls(jsonb_build_object(
+            'lineId', l.line_id, 'catalogItemId', l.catalog_item_id, 'sku', l.sku, 'name', l.name,
+            'requestedQty', l.requested_qty, 'unitOfMeasure', l.unit_of_measure, 'category', l.category_id,
+            'highValue', l.high_value ${cost}
+          ))
+          ORDER BY l.line_no
+        )
+        FROM read_models.order_lines AS l
+        WHERE l.tenant_id = ${tenantId} AND l.order_id = o.order_id
+      ), '[]'::jsonb) AS lines,
+      o.approval_plan AS "approvalPlan", o.version
+    FROM read_models.orders AS o
+    WHERE o.tenant_id = ${tenantId} AND o.order_id = ${orderId}
+  `);
+  return order ?? undefined;
+}
