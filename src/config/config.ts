@@ -46,6 +46,7 @@ const environmentSchema = z.object({
   S3_FORCE_PATH_STYLE: booleanSetting,
   PUBLIC_BASE_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['http:', 'https:'], 'https://api.example.com').optional()),
   RATE_LIMIT_PER_MINUTE: integerSetting(1, 1_000_000, 120),
+  PROJECTOR_BATCH_SIZE: integerSetting(1, 50_000, 2000),
   ERROR_TYPE_BASE: z.preprocess(
     emptyAsAbsent,
     urlWithProtocols(['http:', 'https:', 'urn:'], 'https://errors.example.com/v1')
@@ -70,6 +71,8 @@ export type Config = Readonly<{
   s3: Readonly<{ bucket: string; endpoint: string | undefined; region: string; forcePathStyle: boolean }> | undefined;
   publicBaseUrl: string | undefined;
   rateLimitPerMinute: number;
+  /** Most events the projector applies in one transaction (catch-up batch size). */
+  projectorBatchSize: number;
   errorTypeBase: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dataDir: string;
@@ -106,6 +109,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
         : Object.freeze({ bucket: e.S3_BUCKET, endpoint: e.S3_ENDPOINT, region: e.S3_REGION, forcePathStyle: e.S3_FORCE_PATH_STYLE }),
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    projectorBatchSize: e.PROJECTOR_BATCH_SIZE,
     errorTypeBase: e.ERROR_TYPE_BASE,
     logLevel: e.LOG_LEVEL,
     dataDir: path.resolve(cwd, e.DATA_DIR),

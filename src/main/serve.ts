@@ -38,7 +38,14 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     const report = cachedFor(1000, () => projectionsReport(pool, services.eventStore, allProjections));
     const observer = registerProjectionMetrics(registry, report);
     if (options.roles.includes('projector')) {
-      projector = startProjector({ pool, eventStore: services.eventStore, projections: allProjections, logger, observer });
+      projector = startProjector({
+        pool,
+        eventStore: services.eventStore,
+        projections: allProjections,
+        logger,
+        observer,
+        batchSize: config.projectorBatchSize,
+      });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
     const app = createApp({ readiness: createReadiness(pool, report), metrics: registry });

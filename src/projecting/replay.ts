@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { DatabasePool } from 'slonik';
 import { logStart, type EventStore, type ReadAllResult } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
@@ -89,10 +90,14 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           if (batch.atHead || batch.events.length === 0) break;
         }
 
+        // The log is read on its own connection while the switch transaction holds the locks:
+        // outside the transaction's async context, which slonik would otherwise refuse.
+        const logReader = new AsyncResource('replay-log-reader');
         const replaced = await pool.transaction(async (tx) => {
           const live = await lockActiveGenerations(tx, names);
           for (;;) {
-            const batch = await eventStore.readAll(minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), batchSize);
+            const from = minimumCheckpoint(targets.map((t) => t.generation.checkpoint));
+            const batch = await logReader.runInAsyncScope(() => eventStore.readAll(from, batchSize));
             if (batch.events.length > 0) {
               targets = [...(await applyBatchInTransaction(tx, targets, batch.events, 'replay', logger)).targets];
               seen += batch.events.length;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { logStart, type EventStore, type LogHead } from '../eventStore/eventStore.js';
+import { compareLogPositions, logStart, type EventStore, type LogHead, type LogPosition } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { loadGenerations, type Generation } from './generations.js';
 import { formatPosition } from './logPositions.js';
@@ -121,6 +121,15 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
   };
 }
 
+async function reachedPosition(db: CommonQueryMethods, projections: readonly Projection[], position: LogPosition | undefined): Promise<boolean> {
+  if (position === undefined) return true;
+  const active = await loadGenerations(db, ['active']);
+  return projections.every((projection) => {
+    const generation = active.find((g) => g.projection === projection.name);
+    return generation !== undefined && compareLogPositions(generation.checkpoint, position) >= 0;
+  });
+}
+
 function stateOf(projection: Projection, active: Generation | undefined, lagEvents: number): ProjectionState {
   if (!active) return 'not_started';
   if (active.definitionVersion !== projection.version) return 'outdated';
@@ -143,18 +152,23 @@ export class ProjectionsWaitTimeout extends Error {
   }
 }
 
-/** Resolves once every projection is live at the head; throws ProjectionsWaitTimeout otherwise. */
+/**
+ * Resolves once every projection is live at the head (and, with `atLeast`, has passed that
+ * position: the position an append returned, which the visible head may not show yet while an
+ * older transaction is still open); throws ProjectionsWaitTimeout otherwise.
+ */
 export async function waitForProjections(
   db: CommonQueryMethods,
   eventStore: EventStore,
   projections: readonly Projection[],
   timeoutSeconds: number,
-  pollMs = 200,
+  options: { readonly pollMs?: number; readonly atLeast?: LogPosition } = {},
 ): Promise<ProjectionsReport> {
+  const pollMs = options.pollMs ?? 200;
   const deadline = performance.now() + timeoutSeconds * 1000;
   for (;;) {
     const report = await projectionsReport(db, eventStore, projections);
-    if (report.projections.every((p) => p.state === 'live')) return report;
+    if (report.projections.every((p) => p.state === 'live') && (await reachedPosition(db, projections, options.atLeast))) return report;
     if (performance.now() >= deadline) throw new ProjectionsWaitTimeout(report, timeoutSeconds);
     await sleep(pollMs);
   }

@@ -51,7 +51,7 @@ export function startCli(
           output: () => output,
           stop: () =>
             new Promise((done) => {
-              if (child.exitCode !== null) {
+              if (child.exitCode !== null || child.signalCode !== null) {
                 done(child.exitCode);
                 return;
               }
