@@ -1,12 +1,22 @@
 import type { Projection } from '../src/projecting/projection.js';
+import { boxesProjection } from './boxes/projection.js';
 import { catalogProjection } from './catalog/projection.js';
 import { fulfillmentsProjection } from './fulfillments/projection.js';
 import { locationsProjection } from './locations/projection.js';
 import { ordersProjection } from './orders/projection.js';
+import { stockMovementsProjection } from './stockMovements/projection.js';
 import { tenantsProjection } from './tenants/projection.js';
 
 /** Every read model the projector keeps, in the order their tables are listed. */
-export const allProjections: readonly Projection[] = [tenantsProjection, locationsProjection, catalogProjection, ordersProjection, fulfillmentsProjection];
+export const allProjections: readonly Projection[] = [
+  tenantsProjection,
+  locationsProjection,
+  catalogProjection,
+  boxesProjection,
+  stockMovementsProjection,
+  ordersProjection,
+  fulfillmentsProjection,
+];
 
 export function projectionsNamed(names: readonly string[] | undefined): readonly Projection[] {
   if (names === undefined || names.length === 0) return allProjections;

@@ -149,10 +149,10 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
   const dataDir = useTemporaryDataDir('supply-demo-');
 
   const demoKey = /Demo API key \(shown once\): (svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4})/;
-  const listening = /"port":(\d+),"roles":\["api"\],"msg":"serving"/;
+  const listening = /"port":(\d+),"roles":\["api","projector","worker"\],"msg":"serving"/;
 
   async function startDemo(): Promise<{ key: string; port: number; stop: () => Promise<number | null> }> {
-    const server = await startCli(['serve', '--demo', '--port', '0', '--roles', 'api'], { DATA_DIR: dataDir() }, listening);
+    const server = await startCli(['serve', '--demo', '--port', '0'], { DATA_DIR: dataDir() }, listening);
     const key = demoKey.exec(server.output())?.[1];
     const port = Number(listening.exec(server.output())?.[1]);
     if (key === undefined) throw new Error(`no demo key in: ${server.output()}`);
@@ -163,7 +163,17 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const first = await startDemo();
     const health = await fetch(`http://127.0.0.1:${first.port}/healthz`);
     expect(health.status).toBe(200);
-    expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+    const waited = await runCli(['projections', 'wait', '--timeout', '60'], { DATA_DIR: dataDir() });
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', projections: 'caught_up' } });
+    // A replay through the running service's embedded database switches every projection to generation 2.
+    const replayed = await runCli(['projections', 'replay'], { DATA_DIR: dataDir() });
+    expect(replayed.code, replayed.stderr).toBe(0);
+    const status = z
+      .object({ projections: z.array(z.object({ state: z.string(), generation: z.number(), deadLetters: z.number() })) })
+      .parse(JSON.parse((await runCli(['projections', 'status'], { DATA_DIR: dataDir() })).stdout));
+    expect(status.projections.length).toBeGreaterThanOrEqual(5);
+    expect(status.projections.every((p) => p.state === 'live' && p.generation === 2 && p.deadLetters === 0)).toBe(true);
     expect(await first.stop()).toBe(0);
 
     const second = await startDemo();

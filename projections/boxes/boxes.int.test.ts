@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventData } from '../../src/events/index.js';
+import { createProjectionTestBed, event, otherTenant, rawEvent, testTenant, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
+import { boxesProjection } from './projection.js';
+import { getBox, getBoxBalance, listBalances } from './queries.js';
+
+type Registration = EventData<'BoxRegistered'>;
+type Movement = EventData<'StockMovementRecorded'>;
+
+function registered(boxId: string, fields: Partial<Registration> = {}, tenantId = testTenant) {
+  return event(
+    'BoxRegistered',
+    { boxId, code: `BX-${boxId}`, catalogItemId: 'item-gloves', warehouseId: 'w-central', status: 'active', origin: { type: 'purchase' }, ...fields },
+    { tenantId },
+  );
+}
+
+let movementCount = 0;
+function moved(boxId: string, type: Movement['type'], quantityDelta: number, fields: Partial<Movement> = {}, tenantId = testTenant) {
+  movementCount += 1;
+  return event(
+    'StockMovementRecorded',
+    {
+      movementId: `mov-${movementCount}`,
+      type,
+      boxId,
+      catalogItemId: 'item-gloves',
+      quantityDelta,
+      actorId: 'member-ana',
+      occurredAt: '2026-11-01T09:00:00.000Z',
+      ...fields,
+    },
+    { tenantId },
+  );
+}
+
+describe('boxes projection', () => {
+  let bed: ProjectionTestBed;
+  beforeAll(async () => {
+    bed = await createProjectionTestBed([boxesProjection]);
+  });
+  afterAll(async () => bed?.close());
+
+  it('given a registered box, returns its record with lot, serials, expiry and origin, and its latest status', async () => {
+    await bed.project([
+      registered('box-rec', {
+        code: 'BX-7K2M-Q9PD',
+        catalogItemId: 'item-implant',
+        warehouseId: 'w-express',
+        lot: 'L2510-4821',
+        serials: ['IMP-000000003', 'IMP-000000001', 'IMP-000000002'],
+        expiresOn: '2027-03-31',
+        origin: { type: 'order', reference: 'order-17' },
+      }),
+      moved('box-rec', 'receive', 3, { catalogItemId: 'item-implant' }),
+    ]);
+    await bed.project([event('BoxStatusChanged', { boxId: 'box-rec', status: 'quarantined', reasonCode: 'recall' })]);
+
+    expect(await getBox(bed.pool, testTenant, 'box-rec')).toEqual({
+      boxId: 'box-rec',
+      code: 'BX-7K2M-Q9PD',
+      catalogItemId: 'item-implant',
+      warehouseId: 'w-express',
+      status: 'quarantined',
+      lot: 'L2510-4821',
+      serials: ['IMP-000000003', 'IMP-000000001', 'IMP-000000002'],
+      expiresOn: '2027-03-31',
+      origin: { type: 'order', reference: 'order-17' },
+    });
+  });
+
+  it('given a box without lot, serials, expiry or origin reference, leaves those fields absent', async () => {
+    await bed.project([registered('box-plain', { origin: { type: 'count' } })]);
+
+    const box = await getBox(bed.pool, testTenant, 'box-plain');
+    expect(box).toEqual({
+      boxId: 'box-plain',
+      code: 'BX-box-plain',
+      catalogItemId: 'item-gloves',
+      warehouseId: 'w-central',
+      status: 'active',
+      origin: { type: 'count' },
+    });
+    for (const field of ['lot', 'serials', 'expiresOn']) expect(Object.hasOwn(box ?? {}, field), field).toBe(false);
+    expect(Object.hasOwn(box?.origin ?? {}, 'reference')).toBe(false);
+    expect(await getBox(bed.pool, testTenant, 'box-unknown')).toBeUndefined();
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-unknown')).toBeUndefined();
+  });
+
+  it('given receive, reserve, release and issue movements, the balance follows onHand and reserved', async () => {
+    await bed.project([registered('box-bal'), moved('box-bal', 'receive', 40)]);
+    await bed.project([moved('box-bal', 'reserve', 0, { reservedDelta: 15 }), moved('box-bal', 'consume', -5)]);
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-bal')).toEqual({
+      boxId: 'box-bal',
+      catalogItemId: 'item-gloves',
+      warehouseId: 'w-central',
+      onHand: 35,
+      reserved: 15,
+      available: 20,
+    });
+
+    await bed.project([
+      moved('box-bal', 'release', 0, { reservedDelta: -5 }),
+      // An issue names both warehouses, yet the box stays where it is.
+      moved('box-bal', 'issue', -10, { reservedDelta: -10, fromWarehouseId: 'w-central', toWarehouseId: 'w-express' }),
+    ]);
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-bal')).toEqual({
+      boxId: 'box-bal',
+      catalogItemId: 'item-gloves',
+      warehouseId: 'w-central',
+      onHand: 25,
+      reserved: 0,
+      available: 25,
+    });
+  });
+
+  it('given a transfer, lists the box under its new warehouse only', async () => {
+    await bed.project([
+      registered('box-trf', { catalogItemId: 'item-trf', warehouseId: 'w-trf-from' }),
+      moved('box-trf', 'receive', 12, { catalogItemId: 'item-trf' }),
+    ]);
+    await bed.project([
+      moved('box-trf', 'transfer', 0, { catalogItemId: 'item-trf', fromWarehouseId: 'w-trf-from', toWarehouseId: 'w-trf-to', reasonCode: 'rebalance' }),
+    ]);
+
+    const expected = { boxId: 'box-trf', catalogItemId: 'item-trf', warehouseId: 'w-trf-to', onHand: 12, reserved: 0, available: 12 };
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-trf-to' })).toEqual([expected]);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-trf-from' })).toEqual([]);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf' })).toEqual([expected]);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-trf-to' })).toEqual([expected]);
+    expect((await getBox(bed.pool, testTenant, 'box-trf'))?.warehouseId).toBe('w-trf-to');
+  });
+
+  it('given filters that match nothing, returns an empty list', async () => {
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-nowhere' })).toEqual([]);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-nothing' })).toEqual([]);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-central' })).toEqual([]);
+  });
+
+  it('pages balances by box id in byte order, limit + 1 rows a page, with no repeats', async () => {
+    // Byte order puts upper case before "_" before lower case, unlike most locales.
+    const ids = ['pg-b', 'pg-A', 'pg-_', 'pg-a', 'pg-B'];
+    await bed.project(ids.map((boxId) => registered(boxId, { warehouseId: 'w-pages' })));
+
+    const pages: string[][] = [];
+    let afterBoxId: string | undefined;
+    for (;;) {
+      const rows = await listBalances(bed.pool, testTenant, { limit: 2, warehouseId: 'w-pages', ...(afterBoxId === undefined ? {} : { afterBoxId }) });
+      const page = rows.slice(0, 2).map((row) => row.boxId);
+      pages.push(page);
+      if (rows.length <= 2) break;
+      afterBoxId = page.at(-1);
+    }
+    expect(pages).toEqual([['pg-A', 'pg-B'], ['pg-_', 'pg-a'], ['pg-b']]);
+  });
+
+  it('keeps tenants apart, even under the same box id', async () => {
+    await bed.project([
+      registered('box-shared', { warehouseId: 'w-a' }),
+      moved('box-shared', 'receive', 5),
+      registered('box-shared', { warehouseId: 'w-b', catalogItemId: 'item-b' }, otherTenant),
+      moved('box-shared', 'receive', 9, { catalogItemId: 'item-b' }, otherTenant),
+      registered('box-only-b', { warehouseId: 'w-b', catalogItemId: 'item-b' }, otherTenant),
+    ]);
+
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-shared')).toMatchObject({ warehouseId: 'w-a', onHand: 5 });
+    expect(await getBoxBalance(bed.pool, otherTenant, 'box-shared')).toMatchObject({ warehouseId: 'w-b', onHand: 9 });
+    expect(await getBox(bed.pool, testTenant, 'box-only-b')).toBeUndefined();
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-only-b')).toBeUndefined();
+    expect((await listBalances(bed.pool, otherTenant, { limit: 50 })).map((b) => b.boxId)).toEqual(['box-only-b', 'box-shared']);
+    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-b' })).toEqual([]);
+  });
+
+  it('dead-letters movements and status changes of unregistered boxes, a second registration and a broken event, and applies the rest', async () => {
+    await bed.project([registered('box-dl'), moved('box-dl', 'receive', 10)]);
+    const letters = await bed.project([
+      moved('box-dl', 'consume', -1),
+      moved('box-ghost', 'receive', 4),
+      event('BoxStatusChanged', { boxId: 'box-ghost', status: 'disposed' }),
+      registered('box-dl', { warehouseId: 'w-elsewhere' }),
+      rawEvent('BoxRegistered', { boxId: 'box-bad' }),
+      registered('box-dl-2'),
+      moved('box-dl-2', 'receive', 3),
+      moved('box-dl', 'consume', -2),
+    ]);
+
+    expect(letters.map((l) => [l.eventType, l.projection])).toEqual([
+      ['StockMovementRecorded', 'boxes'],
+      ['BoxStatusChanged', 'boxes'],
+      ['BoxRegistered', 'boxes'],
+      ['BoxRegistered', 'boxes'],
+    ]);
+    expect(letters[0]?.error).toMatch(/1 row\(s\) expected, 0 found/);
+    expect(letters[1]?.error).toMatch(/1 row\(s\) expected, 0 found/);
+    expect(letters[2]?.error).toMatch(/box registration/);
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-dl')).toMatchObject({ warehouseId: 'w-central', onHand: 7 });
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-dl-2')).toMatchObject({ onHand: 3 });
+    expect(await getBox(bed.pool, testTenant, 'box-ghost')).toBeUndefined();
+  });
+
+  it('folds a box registered and changed within one batch like one event at a time', async () => {
+    await bed.project(
+      [
+        registered('box-mix', { warehouseId: 'w-1' }),
+        moved('box-mix', 'receive', 20),
+        moved('box-mix', 'transfer', 0, { fromWarehouseId: 'w-1', toWarehouseId: 'w-2' }),
+        moved('box-mix', 'reserve', 0, { reservedDelta: 6 }),
+        event('BoxStatusChanged', { boxId: 'box-mix', status: 'quarantined' }),
+        moved('box-mix', 'transfer', 0, { fromWarehouseId: 'w-2', toWarehouseId: 'w-3' }),
+        moved('box-mix', 'consume', -4),
+        event('BoxStatusChanged', { boxId: 'box-mix', status: 'active' }),
+        moved('box-mix', 'release', 0, { reservedDelta: -2 }),
+      ],
+      { batchSize: 4 },
+    );
+    expect(await getBoxBalance(bed.pool, testTenant, 'box-mix')).toEqual({
+      boxId: 'box-mix',
+      catalogItemId: 'item-gloves',
+      warehouseId: 'w-3',
+      onHand: 16,
+      reserved: 4,
+      available: 12,
+    });
+    expect((await getBox(bed.pool, testTenant, 'box-mix'))?.status).toBe('active');
+  });
+
+  it('gives the same tables one event at a time as in batches', async () => {
+    for (const row of await bed.oneByOneDigestsMatch()) expect(row.oneByOne, row.table).toBe(row.batched);
+  });
+});

@@ -1,0 +1,201 @@
+import { sql } from '../../src/platform/sql.js';
+import { expectRowCount, type Projection, type ProjectedEvent, type TableDefinition } from '../../src/projecting/projection.js';
+import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+
+type BoxRecord = {
+  tenantId: string;
+  boxId: string;
+  code: string;
+  catalogItemId: string;
+  warehouseId: string;
+  status: string;
+  lot: string | null;
+  serials: readonly string[] | null;
+  expiresOn: string | null;
+  originType: string;
+  originReference: string | null;
+  onHand: number;
+  reserved: number;
+  registeredAt: string;
+  updatedAt: string;
+};
+
+/** What a batch does to a box that existed before it: quantities as deltas, the rest latest-wins. */
+type BoxPatch = {
+  tenantId: string;
+  boxId: string;
+  onHandDelta: number;
+  reservedDelta: number;
+  warehouseId: string | null;
+  status: string | null;
+  updatedAt: string;
+};
+
+const tables: readonly TableDefinition[] = [
+  {
+    name: 'boxes',
+    create: (table) => [
+      sql.typeAlias('void')`
+        CREATE TABLE ${table('boxes')} (
+          tenant_id text COLLATE "C" NOT NULL,
+          box_id text COLLATE "C" NOT NULL,
+          code text NOT NULL,
+          catalog_item_id text COLLATE "C" NOT NULL,
+          warehouse_id text COLLATE "C" NOT NULL,
+          status text NOT NULL,
+          lot text,
+          serials text[],
+          expires_on date,
+          origin_type text NOT NULL,
+          origin_reference text,
+          on_hand bigint NOT NULL,
+          reserved bigint NOT NULL,
+          registered_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
+          PRIMARY KEY (tenant_id, box_id)
+        )
+      `,
+      // The balance filters page by box id: each filter's index ends with it.
+      sql.typeAlias('void')`CREATE INDEX ON ${table('boxes')} (tenant_id, warehouse_id, box_id)`,
+      sql.typeAlias('void')`CREATE INDEX ON ${table('boxes')} (tenant_id, catalog_item_id, box_id)`,
+    ],
+  },
+];
+
+const boxChanges = () =>
+  new RowChanges<BoxRecord, BoxPatch>('box', {
+    applyTo: (row, patch) => ({
+      ...row,
+      onHand: row.onHand + patch.onHandDelta,
+      reserved: row.reserved + patch.reservedDelta,
+      warehouseId: patch.warehouseId ?? row.warehouseId,
+      status: patch.status ?? row.status,
+      updatedAt: patch.updatedAt,
+    }),
+    combine: (earlier, later) => ({
+      ...later,
+      onHandDelta: earlier.onHandDelta + later.onHandDelta,
+      reservedDelta: earlier.reservedDelta + later.reservedDelta,
+      warehouseId: later.warehouseId ?? earlier.warehouseId,
+      status: later.status ?? earlier.status,
+    }),
+  });
+
+/** Every stock box of every tenant: its record and its balance (onHand, reserved). */
+export const boxesProjection: Projection = {
+  name: 'boxes',
+  version: 1,
+  tables,
+  handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
+  apply: async (events, { db, table }) => {
+    const boxes = boxChanges();
+    for (const event of events) foldEvent(event, boxes);
+
+    const created = boxes.created;
+    if (created.length > 0) {
+      // text[] cannot travel through unnest (it would flatten a 2-D array): serials go as JSON.
+      // ON CONFLICT + row count: a box registered again in a later batch is dead-lettered by name.
+      const result = await db.query(sql.typeAlias('void')`
+        INSERT INTO ${table('boxes')} (
+          tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
+          origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
+        )
+        SELECT r.tenant_id, r.box_id, r.code, r.catalog_item_id, r.warehouse_id, r.status, r.lot,
+          CASE WHEN r.serials IS NULL THEN NULL
+            ELSE ARRAY(SELECT s.serial FROM jsonb_array_elements_text(r.serials) WITH ORDINALITY AS s(serial, n) ORDER BY s.n)
+          END,
+          r.expires_on, r.origin_type, r.origin_reference, r.on_hand, r.reserved, r.registered_at, r.updated_at
+        FROM ${sql.unnest(
+          created.map((b) => [
+            b.tenantId,
+            b.boxId,
+            b.code,
+            b.catalogItemId,
+            b.warehouseId,
+            b.status,
+            b.lot,
+            b.serials === null ? null : JSON.stringify(b.serials),
+            b.expiresOn,
+            b.originType,
+            b.originReference,
+            b.onHand,
+            b.reserved,
+            b.registeredAt,
+            b.updatedAt,
+          ]),
+          ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'jsonb', 'date', 'text', 'text', 'int8', 'int8', 'timestamptz', 'timestamptz'],
+        )} AS r(
+          tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
+          origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
+        )
+        ON CONFLICT (tenant_id, box_id) DO NOTHING
+      `);
+      expectRowCount('box registration (already registered?)', result.rowCount, created.length);
+    }
+
+    const patches = boxes.patches;
+    if (patches.length > 0) {
+      const result = await db.query(sql.typeAlias('void')`
+        UPDATE ${table('boxes')} AS b
+        SET on_hand = b.on_hand + p.on_hand_delta, reserved = b.reserved + p.reserved_delta,
+          warehouse_id = coalesce(p.warehouse_id, b.warehouse_id), status = coalesce(p.status, b.status),
+          updated_at = p.updated_at
+        FROM ${sql.unnest(
+          patches.map((p) => [p.tenantId, p.boxId, p.onHandDelta, p.reservedDelta, p.warehouseId, p.status, p.updatedAt]),
+          ['text', 'text', 'int8', 'int8', 'text', 'text', 'timestamptz'],
+        )} AS p(tenant_id, box_id, on_hand_delta, reserved_delta, warehouse_id, status, updated_at)
+        WHERE b.tenant_id = p.tenant_id AND b.box_id = p.box_id
+      `);
+      expectRowCount('box update (box never registered?)', result.rowCount, patches.length);
+    }
+  },
+};
+
+function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>): void {
+  const { tenantId, occurredAt: updatedAt } = event;
+  switch (event.type) {
+    case 'BoxRegistered': {
+      const { boxId, code, catalogItemId, warehouseId, status, lot, serials, expiresOn, origin } = event.data;
+      boxes.create(rowKey(tenantId, boxId), {
+        tenantId,
+        boxId,
+        code,
+        catalogItemId,
+        warehouseId,
+        status,
+        lot: lot ?? null,
+        serials: serials ?? null,
+        expiresOn: expiresOn ?? null,
+        originType: origin.type,
+        originReference: origin.reference ?? null,
+        onHand: 0,
+        reserved: 0,
+        registeredAt: updatedAt,
+        updatedAt,
+      });
+      break;
+    }
+    case 'BoxStatusChanged': {
+      const { boxId, status } = event.data;
+      boxes.change(rowKey(tenantId, boxId), { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt });
+      break;
+    }
+    case 'StockMovementRecorded': {
+      const { boxId, type, quantityDelta, reservedDelta, toWarehouseId } = event.data;
+      // Only a transfer moves the box itself; an issue names warehouses but the box stays put.
+      const warehouseId = type === 'transfer' && toWarehouseId !== undefined ? toWarehouseId : null;
+      boxes.change(rowKey(tenantId, boxId), {
+        tenantId,
+        boxId,
+        onHandDelta: quantityDelta,
+        reservedDelta: reservedDelta ?? 0,
+        warehouseId,
+        status: null,
+        updatedAt,
+      });
+      break;
+    }
+    default:
+      break;
+  }
+}

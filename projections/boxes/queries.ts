@@ -1,0 +1,60 @@
+import type { CommonQueryMethods } from 'slonik';
+import { sql } from '../../src/platform/sql.js';
+import { withoutNullColumns } from '../shared/absentFields.js';
+import { boxBalanceRow, boxRow, type Box, type BoxBalance } from './schema.js';
+
+export type BalancePage = {
+  /** Keyset position: the last box id of the previous page (the API layer signs it into a cursor). */
+  readonly afterBoxId?: string;
+  readonly limit: number;
+  readonly catalogItemId?: string;
+  readonly warehouseId?: string;
+};
+
+const balanceColumns = sql.fragment`
+  box_id AS "boxId", catalog_item_id AS "catalogItemId", warehouse_id AS "warehouseId",
+  on_hand AS "onHand", reserved, on_hand - reserved AS available
+`;
+
+/**
+ * Box balances of the tenant by box id (byte order), after `afterBoxId`: up to `limit + 1` rows,
+ * so that the caller knows whether another page exists.
+ */
+export async function listBalances(db: CommonQueryMethods, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
+  const none = sql.fragment``;
+  return db.any(sql.type(boxBalanceRow)`
+    SELECT ${balanceColumns}
+    FROM read_models.boxes
+    WHERE tenant_id = ${tenantId}
+      ${page.afterBoxId === undefined ? none : sql.fragment`AND box_id > ${page.afterBoxId}`}
+      ${page.catalogItemId === undefined ? none : sql.fragment`AND catalog_item_id = ${page.catalogItemId}`}
+      ${page.warehouseId === undefined ? none : sql.fragment`AND warehouse_id = ${page.warehouseId}`}
+    ORDER BY box_id
+    LIMIT ${page.limit + 1}
+  `);
+}
+
+/**
+ * One box of the tenant (by id, not its printed code), or undefined. `expiresOn` goes through
+ * to_char so that its text does not depend on the session's DateStyle.
+ */
+export async function getBox(db: CommonQueryMethods, tenantId: string, boxId: string): Promise<Box | undefined> {
+  const box = await db.maybeOne(sql.type(withoutNullColumns(boxRow))`
+    SELECT box_id AS "boxId", code, catalog_item_id AS "catalogItemId", warehouse_id AS "warehouseId", status,
+      lot, serials, to_char(expires_on, 'YYYY-MM-DD') AS "expiresOn",
+      jsonb_strip_nulls(jsonb_build_object('type', origin_type, 'reference', origin_reference)) AS origin
+    FROM read_models.boxes
+    WHERE tenant_id = ${tenantId} AND box_id = ${boxId}
+  `);
+  return box ?? undefined;
+}
+
+/** The quantities of one box of the tenant, or undefined. */
+export async function getBoxBalance(db: CommonQueryMethods, tenantId: string, boxId: string): Promise<BoxBalance | undefined> {
+  const balance = await db.maybeOne(sql.type(boxBalanceRow)`
+    SELECT ${balanceColumns}
+    FROM read_models.boxes
+    WHERE tenant_id = ${tenantId} AND box_id = ${boxId}
+  `);
+  return balance ?? undefined;
+}
