@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { costMeasurement } from '../../src/events/catalog.js';
 import { costStatus, criticality, itemStatus } from '../../src/events/index.js';
+import { storedInteger } from '../shared/storedInteger.js';
 
 /** A catalog category as /v1 returns it; `parentCategoryId` only for a subcategory. */
 export const catalogCategory = z
@@ -44,11 +45,5 @@ export type CatalogItem = z.infer<typeof catalogItem>;
 /** An item without cost: strict, so that no cost field can slip through. */
 export const catalogItemWithoutCost = z.object(itemFields).strict();
 
-/** The stored cost is int8, which the pool reads as a bigint; /v1 sends a JSON number. */
-const storedMinorUnits = z
-  .bigint()
-  .refine((value) => value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER), 'cost beyond a safe JSON integer')
-  .transform(Number);
-
 /** A stored item with its cost columns. */
-export const catalogItemWithCostRow = catalogItem.extend({ cost: storedMinorUnits.optional() });
+export const catalogItemWithCostRow = catalogItem.extend({ cost: storedInteger.optional() });

@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+/**
+ * An int8 column as /v1 sends it: the pool reads int8 as a bigint, JSON carries a number, and the
+ * value must stay exact (a quantity or an amount beyond 2^53 is an error, never rounded).
+ */
+export const storedInteger = z
+  .bigint()
+  .refine((value) => value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER), 'integer beyond a safe JSON number')
+  .transform(Number);
