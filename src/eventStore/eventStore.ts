@@ -1,3 +1,4 @@
+import type { CommonQueryMethods } from 'slonik';
 import type { EventEnvelope } from '../events/index.js';
 
 /**
@@ -108,6 +109,12 @@ export interface EventStore {
   appendMany(writes: readonly StreamWrite[]): Promise<readonly AppendResult[]>;
   readStream(streamName: string): Promise<readonly RecordedEvent[]>;
   readAll(from: LogPosition, maxCount: number): Promise<ReadAllResult>;
+  /**
+   * readAll on the caller's connection, for a store that keeps the log in the read tables'
+   * database (Postgres): a transaction that must see the log while it holds locks reads it
+   * itself (PGlite has a single session, so another connection would wait for the transaction).
+   */
+  readonly readAllOn?: (db: CommonQueryMethods, from: LogPosition, maxCount: number) => Promise<ReadAllResult>;
   /** Catch-up then live: yields batches (never empty) until the signal aborts. */
   subscribe(options: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
   head(): Promise<LogHead>;

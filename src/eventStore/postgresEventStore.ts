@@ -74,6 +74,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     appendMany,
     readStream: (streamName) => readStreamEvents(pool, streamName),
     readAll: (from, maxCount) => readLog(pool, from, maxCount),
+    readAllOn: (db, from, maxCount) => readLog(db, from, maxCount),
     subscribe: (subscribeOptions) => subscription(subscribeOptions),
     head: () => readHead(pool),
     streamNames: (prefix) => streamNamesWithPrefix(pool, prefix),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { keepExtendedQueryBatchesTogether } from './pgliteQueueAffinity.js';
 import type { Logger } from './logger.js';
 import { acceptsConnections } from './tcpProbe.js';
 
@@ -67,6 +68,7 @@ async function hostDatabase(dir: string, hostFile: string, lockFile: string, log
   const db = await PGlite.create(path.join(dir, 'data'));
   await db.exec(`SET TIME ZONE 'UTC'`);
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
+  keepExtendedQueryBatchesTogether(server);
   await server.start();
   const port = listeningPort(server);
   const temporary = `${hostFile}.${process.pid}.tmp`;

@@ -31,7 +31,7 @@ export type ReplayOptions = {
 export type ReplayResult = {
   readonly events: number;
   readonly seconds: number;
-  readonly projections: readonly { readonly projection: string; readonly generation: number; readonly eventsApplied: string; readonly replaced: number }[];
+  readonly projections: readonly { readonly projection: string; readonly generation: number; readonly eventsApplied: number; readonly replaced: number }[];
 };
 
 export class ReplayBusyError extends Error {
@@ -90,14 +90,17 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           if (batch.atHead || batch.events.length === 0) break;
         }
 
-        // The log is read on its own connection while the switch transaction holds the locks:
-        // outside the transaction's async context, which slonik would otherwise refuse.
+        // While the switch transaction holds the locks it reads the log itself when the log is in
+        // the same database; otherwise on the store's own connection, outside the transaction's
+        // async context (which slonik would otherwise refuse).
         const logReader = new AsyncResource('replay-log-reader');
         const replaced = await pool.transaction(async (tx) => {
           const live = await lockActiveGenerations(tx, names);
           for (;;) {
             const from = minimumCheckpoint(targets.map((t) => t.generation.checkpoint));
-            const batch = await logReader.runInAsyncScope(() => eventStore.readAll(from, batchSize));
+            const batch = eventStore.readAllOn
+              ? await eventStore.readAllOn(tx, from, batchSize)
+              : await logReader.runInAsyncScope(() => eventStore.readAll(from, batchSize));
             if (batch.events.length > 0) {
               targets = [...(await applyBatchInTransaction(tx, targets, batch.events, 'replay', logger)).targets];
               seen += batch.events.length;
@@ -123,7 +126,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           projections: targets.map((t) => ({
             projection: t.projection.name,
             generation: t.generation.generation,
-            eventsApplied: t.generation.eventsApplied.toString(),
+            eventsApplied: Number(t.generation.eventsApplied),
             replaced: replaced.find((g) => g.projection === t.projection.name)?.generation ?? 0,
           })),
         };
