@@ -8,12 +8,36 @@ import { sql } from '../src/platform/sql.js';
 
 /**
  * The floor to compare appends with: the same rows, streamed by COPY FROM STDIN into a plain
- * table (no keys, no indexes, no revision checks), in one transaction.
+ * table (no keys, no indexes, no revision checks), in one transaction. The rows are rendered
+ * while they stream (rendering is inside the timing).
  */
 export async function copyBaseline(options: {
   readonly pool: DatabasePool;
   readonly connectionUri: string;
   readonly batches: () => Iterable<readonly StreamWrite[]>;
+  readonly onRows: (rows: number) => void;
+}): Promise<{ rows: number; seconds: number }> {
+  return copyChunks({
+    pool: options.pool,
+    connectionUri: options.connectionUri,
+    chunks: function* () {
+      for (const writes of options.batches()) yield renderCopyChunk(writes);
+    },
+    onRows: options.onRows,
+  });
+}
+
+/** A chunk of COPY text (one line per event) and the number of rows it holds. */
+export type CopyChunk = { readonly text: string; readonly rows: number };
+
+/**
+ * The same floor for rows rendered beforehand (`renderCopyChunk`): only the COPY itself is timed,
+ * not how the rows were produced.
+ */
+export async function copyChunks(options: {
+  readonly pool: DatabasePool;
+  readonly connectionUri: string;
+  readonly chunks: () => Iterable<CopyChunk>;
   readonly onRows: (rows: number) => void;
 }): Promise<{ rows: number; seconds: number }> {
   await options.pool.query(sql.typeAlias('void')`
@@ -38,20 +62,10 @@ export async function copyBaseline(options: {
   const started = process.hrtime.bigint();
   try {
     const lines = function* (): Generator<string> {
-      for (const writes of options.batches()) {
-        let chunk = '';
-        let count = 0;
-        for (const write of writes) {
-          write.events.forEach((event, offset) => {
-            // The synthetic log expects exact revisions (or no_stream for a stream's first write).
-            const revision = (typeof write.expectedRevision === 'bigint' ? write.expectedRevision + 1n : 0n) + BigInt(offset);
-            chunk += `${copyText(write.streamName)}\t${revision}\t${copyText(event.tenantId)}\t${event.eventId}\t${copyText(event.type)}\t${event.schemaVersion}\t${copyText(JSON.stringify(event.data))}\t${event.occurredAt}\n`;
-            count += 1;
-          });
-        }
-        rows += count;
+      for (const chunk of options.chunks()) {
+        rows += chunk.rows;
         options.onRows(rows);
-        yield chunk;
+        yield chunk.text;
       }
     };
     await pipeline(Readable.from(lines()), client.query(copyFrom(copyStatement)));
@@ -59,6 +73,21 @@ export async function copyBaseline(options: {
     await client.end();
   }
   return { rows, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/** The COPY lines of a group of writes. */
+export function renderCopyChunk(writes: readonly StreamWrite[]): CopyChunk {
+  let text = '';
+  let rows = 0;
+  for (const write of writes) {
+    write.events.forEach((event, offset) => {
+      // The synthetic log expects exact revisions (or no_stream for a stream's first write).
+      const revision = (typeof write.expectedRevision === 'bigint' ? write.expectedRevision + 1n : 0n) + BigInt(offset);
+      text += `${copyText(write.streamName)}\t${revision}\t${copyText(event.tenantId)}\t${event.eventId}\t${copyText(event.type)}\t${event.schemaVersion}\t${copyText(JSON.stringify(event.data))}\t${event.occurredAt}\n`;
+      rows += 1;
+    });
+  }
+  return { text, rows };
 }
 
 /** COPY's text format: backslash, tab, newline and carriage return are escaped. */

@@ -13,6 +13,8 @@ export type BenchModule = { run(args: readonly string[]): Promise<BenchResult> }
 
 const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   eventstore: () => import('./eventstore.js'),
+  replay: () => import('./replay.js'),
+  lag: () => import('./lag.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {
