@@ -49,10 +49,13 @@ const tables: readonly TableDefinition[] = [
           occurred_at timestamptz NOT NULL,
           recorded_at timestamptz NOT NULL,
           position_tx bigint NOT NULL,
-          position_seq bigint NOT NULL,
-          PRIMARY KEY (tenant_id, movement_id)
+          position_seq bigint NOT NULL
         )
       `,
+    ],
+    // Insert-only, so no write looks a row up: a replay adds the key and the index after its bulk load.
+    deferredIndexes: (table) => [
+      sql.typeAlias('void')`ALTER TABLE ${table('stock_movements')} ADD PRIMARY KEY (tenant_id, movement_id)`,
       // A box's ledger, oldest first; the log position breaks ties of equal occurredAt.
       sql.typeAlias('void')`CREATE INDEX ON ${table('stock_movements')} (tenant_id, box_id, occurred_at, position_tx, position_seq)`,
     ],

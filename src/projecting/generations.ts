@@ -104,11 +104,22 @@ export async function createGeneration(db: CommonQueryMethods, projection: Proje
       await db.query(statement);
     }
   }
+  if (state === 'active') await createDeferredIndexes(db, projection, schemaName);
   return db.one(sql.type(generationRow)`
     INSERT INTO projection_generations (projection, generation, definition_version, schema_name, state)
     VALUES (${projection.name}, ${next}, ${projection.version}, ${schemaName}, ${state})
     RETURNING ${generationColumns}
   `);
+}
+
+/** The indexes a replay leaves out of its bulk load (TableDefinition.deferredIndexes). */
+export async function createDeferredIndexes(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
+  const table = tableResolver(schemaName);
+  for (const definition of projection.tables) {
+    for (const statement of definition.deferredIndexes?.(table) ?? []) {
+      await db.query(statement);
+    }
+  }
 }
 
 /** Points the projection's views in read_models at a generation's tables. */

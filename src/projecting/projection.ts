@@ -23,6 +23,12 @@ export type TableDefinition = {
   readonly name: string;
   /** CREATE TABLE and CREATE INDEX statements; tenant_id leads every key and index. */
   readonly create: (table: TableResolver) => readonly QuerySqlToken[];
+  /**
+   * Indexes (and keys) the projection's own writes never look up, only readers: a replay builds
+   * them once after its bulk load, which is several times faster than maintaining them row by
+   * row; a live generation has them from the start.
+   */
+  readonly deferredIndexes?: (table: TableResolver) => readonly QuerySqlToken[];
 };
 
 /**

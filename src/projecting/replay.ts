@@ -1,9 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { DatabasePool } from 'slonik';
-import { logStart, type EventStore, type ReadAllResult } from '../eventStore/eventStore.js';
+import { logStart, type EventStore, type LogPosition, type ReadAllResult } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { applyBatchInTransaction, type BatchTarget } from './applyBatch.js';
+import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import {
+  createDeferredIndexes,
   createGeneration,
   dropGenerationSchema,
   ensureActiveGenerations,
@@ -70,24 +71,32 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
       }
       logger.info({ projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`) }, 'replay building');
 
-      let reading: Promise<ReadAllResult> | undefined;
+      let reading: Promise<ReadAllResult & { readonly decodedBatch: DecodedBatch }> | undefined;
+      const readAndDecode = async (from: LogPosition) => {
+        const result = await eventStore.readAll(from, batchSize);
+        return { ...result, decodedBatch: decodeBatch(result.events) };
+      };
       try {
         const total = Number((await eventStore.head()).eventCount);
         let seen = 0;
         options.onProgress?.({ seen, total });
         // Reading the next batch overlaps with writing this one.
-        reading = eventStore.readAll(logStart, batchSize);
+        reading = readAndDecode(logStart);
         for (;;) {
           const batch = await reading;
-          if (batch.events.length > 0 && !batch.atHead) reading = eventStore.readAll(batch.next, batchSize);
+          if (batch.events.length > 0 && !batch.atHead) reading = readAndDecode(batch.next);
           if (batch.events.length > 0) {
             const current = targets;
-            const result = await pool.transaction((tx) => applyBatchInTransaction(tx, current, batch.events, 'replay', logger));
+            const result = await pool.transaction((tx) => applyBatchInTransaction(tx, current, batch.decodedBatch, 'replay', logger));
             targets = [...result.targets];
             seen += batch.events.length;
             options.onProgress?.({ seen, total: Math.max(total, seen) });
           }
           if (batch.atHead || batch.events.length === 0) break;
+        }
+
+        for (const target of targets) {
+          await pool.transaction((tx) => createDeferredIndexes(tx, target.projection, target.generation.schemaName));
         }
 
         // While the switch transaction holds the locks it reads the log itself when the log is in
