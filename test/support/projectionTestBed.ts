@@ -5,7 +5,7 @@ import { newEvent, type EventData, type EventEnvelope, type EventType } from '..
 import type { RecordedEvent } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from '../../src/projecting/applyBatch.js';
-import { createGeneration, ensureActiveGenerations, loadGenerations, readModelSchema } from '../../src/projecting/generations.js';
+import { createDeferredIndexes, createGeneration, ensureActiveGenerations, loadGenerations, readModelSchema } from '../../src/projecting/generations.js';
 import type { Projection } from '../../src/projecting/projection.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
 
@@ -112,7 +112,13 @@ export async function createProjectionTestBed(projections: readonly Projection[]
       const active = await activeTargets();
       const fresh: BatchTarget[] = [];
       for (const projection of projections) {
-        fresh.push({ projection, generation: await pool.transaction((tx) => createGeneration(tx, projection, 'building')) });
+        const generation = await pool.transaction(async (tx) => {
+          const created = await createGeneration(tx, projection, 'building');
+          // Applied event by event like a live generation, so with every key from the start.
+          await createDeferredIndexes(tx, projection, created.schemaName);
+          return created;
+        });
+        fresh.push({ projection, generation });
       }
       await applyAll(fresh, history, 1);
       const rows: { table: string; batched: string; oneByOne: string }[] = [];
