@@ -7,6 +7,7 @@ import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } fro
 import { minimumCheckpoint } from './logPositions.js';
 import type { Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
+import { replayProjections } from './replay.js';
 
 /** What the projector tells its observers (metrics). */
 export type ProjectorObserver = {
@@ -54,7 +55,7 @@ export function startProjector(options: ProjectorOptions): Projector {
       const wanted = projections.map((p) => p.name);
       const taken = await locks.tryAcquire(wanted);
       if (taken.length > 0) logger.info({ projections: taken }, 'projector is active');
-      const warnedOutdated = new Set<string>();
+      let restartRound: (() => void) | undefined;
       while (!signal.aborted) {
         const mine = projections.filter((p) => locks.held.has(p.name));
         if (mine.length === 0) {
@@ -70,13 +71,7 @@ export function startProjector(options: ProjectorOptions): Projector {
           const generation = generations.find((g) => g.projection === projection.name);
           if (!generation) continue;
           if (generation.definitionVersion !== projection.version) {
-            if (!warnedOutdated.has(projection.name)) {
-              logger.error(
-                { projection: projection.name, active: generation.definitionVersion, code: projection.version },
-                'the active generation was built by another definition of the projection; run `supply-api projections replay`',
-              );
-              warnedOutdated.add(projection.name);
-            }
+            rebuildOutdated(projection, generation.definitionVersion, () => restartRound?.());
             continue;
           }
           targets.push({ projection, generation });
@@ -85,17 +80,57 @@ export function startProjector(options: ProjectorOptions): Projector {
           await sleep(lockRetryMs, undefined, { signal }).catch(() => undefined);
           continue;
         }
-        await runRound(targets, signal, async () => {
-          const more = await locks.tryAcquire(wanted.filter((name) => !locks.held.has(name)));
-          if (more.length > 0) logger.info({ projections: more }, 'projector took over');
-          return more.length > 0;
-        });
+        await runRound(
+          targets,
+          signal,
+          async () => {
+            const more = await locks.tryAcquire(wanted.filter((name) => !locks.held.has(name)));
+            if (more.length > 0) logger.info({ projections: more }, 'projector took over');
+            return more.length > 0;
+          },
+          (restart) => (restartRound = restart),
+        );
+        restartRound = undefined;
       }
     });
 
+  /**
+   * A projection whose code changed (its version differs from the active generation's) is rebuilt
+   * beside the live generation, which keeps serving its last state meanwhile; once the replay
+   * switches, the round restarts and follows the new generation. A failed rebuild is not retried
+   * by this process (status shows the failure).
+   */
+  const rebuilding = new Map<string, 'running' | 'failed'>();
+  const rebuildJobs = new Set<Promise<void>>();
+  const rebuildOutdated = (projection: Projection, activeVersion: number, onDone: () => void): void => {
+    if (rebuilding.has(projection.name)) return;
+    rebuilding.set(projection.name, 'running');
+    logger.warn(
+      { projection: projection.name, active: activeVersion, code: projection.version },
+      'the projection changed: rebuilding it beside the live generation',
+    );
+    const job = replayProjections({ pool, eventStore, projections: [projection], logger, signal: stopping.signal })
+      .then(() => {
+        rebuilding.delete(projection.name);
+        onDone();
+      })
+      .catch((error: unknown) => {
+        rebuilding.set(projection.name, 'failed');
+        if (!stopping.signal.aborted) logger.error({ err: error, projection: projection.name }, 'rebuilding the changed projection failed; it stays outdated');
+      })
+      .finally(() => rebuildJobs.delete(job));
+    rebuildJobs.add(job);
+  };
+
   /** Follows the log for these targets until the signal aborts, a lock is gained or a conflict. */
-  const runRound = async (initial: readonly BatchTarget[], outer: AbortSignal, gainedLocks: () => Promise<boolean>): Promise<void> => {
+  const runRound = async (
+    initial: readonly BatchTarget[],
+    outer: AbortSignal,
+    gainedLocks: () => Promise<boolean>,
+    exposeRestart: (restart: () => void) => void,
+  ): Promise<void> => {
     const round = new AbortController();
+    exposeRestart(() => round.abort());
     const signal = AbortSignal.any([outer, round.signal]);
     const lockPoll = (async () => {
       while (!signal.aborted) {
@@ -144,6 +179,7 @@ export function startProjector(options: ProjectorOptions): Projector {
     stop: async () => {
       stopping.abort();
       await stopped;
+      await Promise.allSettled([...rebuildJobs]);
     },
     stopped,
   };

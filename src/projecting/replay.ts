@@ -27,6 +27,8 @@ export type ReplayOptions = {
   readonly logger: Logger;
   readonly batchSize?: number;
   readonly onProgress?: (progress: ReplayProgress) => void;
+  /** Stops the replay between batches; its generation is dropped and the live one stays. */
+  readonly signal?: AbortSignal;
 };
 
 export type ReplayResult = {
@@ -83,6 +85,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         // Reading the next batch overlaps with writing this one.
         reading = readAndDecode(logStart);
         for (;;) {
+          options.signal?.throwIfAborted();
           const batch = await reading;
           if (batch.events.length > 0 && !batch.atHead) reading = readAndDecode(batch.next);
           if (batch.events.length > 0) {
@@ -96,6 +99,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         }
 
         for (const target of targets) {
+          options.signal?.throwIfAborted();
           await pool.transaction((tx) => createDeferredIndexes(tx, target.projection, target.generation.schemaName));
         }
 

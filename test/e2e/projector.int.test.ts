@@ -237,3 +237,38 @@ describe('projections in a running service (small seed, real Postgres)', () => {
     }
   }, 120_000);
 });
+
+describe('a projection whose code changed (small seed, real Postgres)', () => {
+  let seeded: Seeded | undefined;
+  beforeAll(async () => {
+    seeded = await seededDatabase('small', 13);
+  }, 120_000);
+  afterAll(async () => closeSeeded(seeded));
+
+  test('is rebuilt beside the live generation, which keeps answering, and then followed live', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool } = seeded.database;
+    const first = startProjector({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    await waitForProjections(pool, seeded.eventStore, allProjections, 60);
+    await first.stop();
+    const before = await readModelDigests(pool, allProjections);
+
+    const changed = allProjections.map((p) => (p.name === 'locations' ? { ...p, version: p.version + 1 } : p));
+    const outdated = await projectionsReport(pool, seeded.eventStore, changed);
+    expect(outdated.projections.find((p) => p.projection === 'locations')?.state).toBe('outdated');
+    expect(await clinicName(pool, seeded)).not.toBeNull();
+
+    const second = startProjector({ pool, eventStore: seeded.eventStore, projections: changed, logger: silentLogger, lockRetryMs: 100 });
+    try {
+      await waitForProjections(pool, seeded.eventStore, changed, 60, { pollMs: 50 });
+      const locations = (await projectionsReport(pool, seeded.eventStore, changed)).projections.find((p) => p.projection === 'locations');
+      expect(locations).toMatchObject({ state: 'live', generation: 2, definitionVersion: changed.find((p) => p.name === 'locations')?.version });
+      expect(await readModelDigests(pool, allProjections)).toEqual(before);
+      const renamed = await renameClinic(seeded, 'Clínica tras el cambio');
+      await waitForProjections(pool, seeded.eventStore, changed, 30, { pollMs: 50, atLeast: renamed });
+      expect(await clinicName(pool, seeded)).toBe('Clínica tras el cambio');
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
