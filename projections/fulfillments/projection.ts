@@ -11,6 +11,7 @@ import {
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 import { deliveryExceptionResponse, type DeliveryExceptionResponse, type FulfillmentStatus } from './schema.js';
+import { lastCreationSequences } from '../shared/creationSequence.js';
 
 type DispatchedFulfillment = {
   creationSeq: bigint;
@@ -177,19 +178,13 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], { db, 
   return tracked;
 }
 
-/** The highest creation sequence of each tenant that dispatches in the batch, in one query. */
-async function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
-  const tenants = [...new Set(events.filter((e) => e.type === 'FulfillmentDispatched').map((e) => e.tenantId))];
-  if (tenants.length === 0) return new Map();
-  const rows = await db.any(sql.type(z.object({ tenantId: z.string(), lastSeq: z.bigint() }))`
-    SELECT t.tenant_id AS "tenantId",
-      coalesce((SELECT max(f.creation_seq) FROM ${table('fulfillments')} AS f WHERE f.tenant_id = t.tenant_id), 0) AS "lastSeq"
-    FROM ${sql.unnest(
-      tenants.map((tenantId) => [tenantId]),
-      ['text'],
-    )} AS t(tenant_id)
-  `);
-  return new Map(rows.map((row) => [row.tenantId, row.lastSeq]));
+/** The highest creation sequence of each tenant that dispatches in the batch. */
+function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
+  return lastCreationSequences(
+    db,
+    table('fulfillments'),
+    events.filter((e) => e.type === 'FulfillmentDispatched').map((e) => e.tenantId),
+  );
 }
 
 function foldEvent(

@@ -11,6 +11,7 @@ import {
   type TableDefinition,
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
+import { lastCreationSequences } from '../shared/creationSequence.js';
 
 type StatusTimestampColumn = 'submittedAt' | 'approvedAt' | 'dispatchedAt' | 'deliveredAt' | 'receivedAt' | 'closedAt';
 type StatusTimestamps = Record<StatusTimestampColumn, string | null>;
@@ -180,19 +181,13 @@ async function loadTouchedOrders(events: readonly ProjectedEvent[], { db, table 
 
 const existingOrderRow = z.object({ tenantId: z.string(), orderId: z.string(), status: orderStatus, version: z.number().int(), updatedAt: z.string() });
 
-/** The highest creation sequence of each tenant that drafts orders in the batch, in one query. */
-async function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
-  const tenants = [...new Set(events.filter((e) => e.type === 'OrderDrafted').map((e) => e.tenantId))];
-  if (tenants.length === 0) return new Map();
-  const rows = await db.any(sql.type(z.object({ tenantId: z.string(), lastSeq: z.bigint() }))`
-    SELECT t.tenant_id AS "tenantId",
-      coalesce((SELECT max(o.creation_seq) FROM ${table('orders')} AS o WHERE o.tenant_id = t.tenant_id), 0) AS "lastSeq"
-    FROM ${sql.unnest(
-      tenants.map((tenantId) => [tenantId]),
-      ['text'],
-    )} AS t(tenant_id)
-  `);
-  return new Map(rows.map((row) => [row.tenantId, row.lastSeq]));
+/** The highest creation sequence of each tenant that drafts orders in the batch. */
+function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
+  return lastCreationSequences(
+    db,
+    table('orders'),
+    events.filter((e) => e.type === 'OrderDrafted').map((e) => e.tenantId),
+  );
 }
 
 function emptyProgress(updatedAt: string): OrderProgress {
