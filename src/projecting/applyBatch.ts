@@ -193,7 +193,9 @@ function decodeOne(raw: RecordedEvent): Decoded {
   try {
     const envelope = decodeEvent(raw);
     if (envelope === undefined) return { raw };
-    return { raw, event: { ...envelope, position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt } };
+    // The envelope is a fresh object of this call: extend it rather than copy it (hot path).
+    const event: ProjectedEvent = Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });
+    return { raw, event };
   } catch (error) {
     return { raw, decodeError: error instanceof Error ? error.message : String(error) };
   }

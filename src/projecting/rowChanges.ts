@@ -2,7 +2,9 @@ import { ProjectionInvariantError } from './projection.js';
 
 /** Key of a row within a batch: the tenant first, as in every table key. */
 export function rowKey(tenantId: string, ...ids: readonly string[]): string {
-  return [tenantId, ...ids].join('\u0000');
+  let key = tenantId;
+  for (const id of ids) key += `\u0000${id}`;
+  return key;
 }
 
 export type RowChangesOptions<Row, Patch> = {
