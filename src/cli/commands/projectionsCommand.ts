@@ -45,14 +45,19 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       const projections = projectionsFromOption(names);
       const services = await openServices(config, logger, clock);
       const bar = createProgressBar('replay', 'events', true);
+      let started = false;
       try {
-        bar.start(0);
         const result = await replayProjections({
           pool: services.database.pool,
           eventStore: services.eventStore,
           projections,
           logger,
-          onProgress: ({ seen, total }) => bar.update(seen, total),
+          onProgress: ({ seen, total }) => {
+            // The total is the visible log when the replay starts; it grows if events arrive.
+            if (!started) bar.start(total);
+            started = true;
+            bar.update(seen, total);
+          },
         });
         bar.stop();
         printJson(result);
