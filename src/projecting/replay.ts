@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { DatabasePool } from 'slonik';
 import { logStart, type EventStore, type LogPosition, type ReadAllResult } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
+import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import {
   createDeferredIndexes,
@@ -90,7 +91,12 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           if (batch.events.length > 0 && !batch.atHead) reading = readAndDecode(batch.next);
           if (batch.events.length > 0) {
             const current = targets;
-            const result = await pool.transaction((tx) => applyBatchInTransaction(tx, current, batch.decodedBatch, 'replay', logger));
+            const result = await pool.transaction(async (tx) => {
+              // A crash loses the newest batches together with their checkpoint (the transaction
+              // stays atomic), and this generation is not read yet: no need to wait for the disk.
+              await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+              return applyBatchInTransaction(tx, current, batch.decodedBatch, 'replay', logger);
+            });
             targets = [...result.targets];
             seen += batch.events.length;
             options.onProgress?.({ seen, total: Math.max(total, seen) });
