@@ -247,7 +247,22 @@ describe('a projection whose code changed (small seed, real Postgres)', () => {
 
   test('is rebuilt beside the live generation, which keeps answering, and then followed live', async () => {
     if (!seeded) throw new Error('no database');
-    const { pool } = seeded.database;
+    const { pool, url } = seeded.database;
+    const env = { DATABASE_URL: url, DATA_DIR: seeded.dataDir, LOG_LEVEL: 'info' };
+    // Nothing has projected yet: wait gives up, and the service says it is not ready.
+    const waited = await runCli(['projections', 'wait', '--timeout', '1'], env);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(/projections did not reach the head of the log within 1 s: tenants \(not_started, \d+ events behind\)/);
+    const api = await startCli(['serve', '--roles', 'api', '--port', '0'], env, /"serving"/);
+    try {
+      const port = Number(/"port":(\d+)/.exec(api.output())?.[1]);
+      const readiness = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(readiness.status).toBe(503);
+      expect(await readiness.json()).toMatchObject({ status: 'unavailable', checks: { database: 'ok', projections: expect.stringMatching(/^behind: tenants \(not_started/) } });
+    } finally {
+      await api.stop();
+    }
+
     const first = startProjector({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
     await waitForProjections(pool, seeded.eventStore, allProjections, 60);
     await first.stop();
