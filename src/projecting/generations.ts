@@ -183,26 +183,38 @@ export type CheckpointAdvance = {
 export async function advanceCheckpoints(db: CommonQueryMethods, advances: readonly CheckpointAdvance[]): Promise<void> {
   if (advances.length === 0) return;
   const ordered = [...advances].sort((a, b) => (a.generation.projection < b.generation.projection ? -1 : 1));
+  // Rows are locked in projection order first, as a replay's switch locks them: two transactions
+  // taking the same rows in the same order cannot deadlock.
   const result = await db.query(sql.typeAlias('void')`
+    WITH advance AS (
+      SELECT * FROM ${sql.unnest(
+        ordered.map((a) => [
+          a.generation.projection,
+          a.generation.generation,
+          a.generation.state,
+          a.generation.checkpoint.tx,
+          a.generation.checkpoint.seq,
+          a.to.tx,
+          a.to.seq,
+          a.seen,
+          a.applied,
+          a.lastRecordedAt,
+        ]),
+        ['text', 'int4', 'text', 'int8', 'int8', 'int8', 'int8', 'int8', 'int8', 'timestamptz'],
+      )} AS a(projection, generation, state, from_tx, from_seq, to_tx, to_seq, seen, applied, recorded_at)
+    ),
+    locked AS (
+      SELECT g.projection, g.generation FROM projection_generations AS g
+      WHERE (g.projection, g.generation) IN (SELECT projection, generation FROM advance)
+      ORDER BY g.projection
+      FOR UPDATE
+    )
     UPDATE projection_generations AS g
     SET checkpoint_tx = a.to_tx, checkpoint_seq = a.to_seq, events_seen = g.events_seen + a.seen,
       events_applied = g.events_applied + a.applied, checkpoint_recorded_at = a.recorded_at, updated_at = now()
-    FROM ${sql.unnest(
-      ordered.map((a) => [
-        a.generation.projection,
-        a.generation.generation,
-        a.generation.state,
-        a.generation.checkpoint.tx,
-        a.generation.checkpoint.seq,
-        a.to.tx,
-        a.to.seq,
-        a.seen,
-        a.applied,
-        a.lastRecordedAt,
-      ]),
-      ['text', 'int4', 'text', 'int8', 'int8', 'int8', 'int8', 'int8', 'int8', 'timestamptz'],
-    )} AS a(projection, generation, state, from_tx, from_seq, to_tx, to_seq, seen, applied, recorded_at)
-    WHERE g.projection = a.projection AND g.generation = a.generation AND g.state = a.state
+    FROM advance AS a, locked AS l
+    WHERE l.projection = a.projection AND l.generation = a.generation
+      AND g.projection = a.projection AND g.generation = a.generation AND g.state = a.state
       AND g.checkpoint_tx = a.from_tx AND g.checkpoint_seq = a.from_seq
   `);
   if (result.rowCount !== ordered.length) {
