@@ -28,8 +28,6 @@ export type ProjectorOptions = {
 };
 
 export type Projector = {
-  /** Projections this process is the active projector of. */
-  readonly active: () => readonly string[];
   /** Stops after the running batch; resolves when stopped. */
   stop(): Promise<void>;
   readonly stopped: Promise<void>;
@@ -46,11 +44,9 @@ export function startProjector(options: ProjectorOptions): Projector {
   const batchSize = options.batchSize ?? 2000;
   const lockRetryMs = options.lockRetryMs ?? 1000;
   const stopping = new AbortController();
-  let held: ReadonlySet<string> = new Set();
 
   const runRounds = async (): Promise<void> =>
     withProjectionLocks(pool, async (locks, lost) => {
-      held = locks.held;
       const signal = AbortSignal.any([stopping.signal, lost]);
       const wanted = projections.map((p) => p.name);
       const taken = await locks.tryAcquire(wanted);
@@ -168,14 +164,11 @@ export function startProjector(options: ProjectorOptions): Projector {
         if (stopping.signal.aborted) break;
         logger.error({ err: error }, 'projector lost its database connection; starting over');
         await sleep(1000, undefined, { signal: stopping.signal }).catch(() => undefined);
-      } finally {
-        held = new Set();
       }
     }
   })();
 
   return {
-    active: () => [...held],
     stop: async () => {
       stopping.abort();
       await stopped;
