@@ -13,7 +13,6 @@ import {
   lockActiveGenerations,
   pointViews,
   setGenerationState,
-  type Generation,
 } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
 import type { Projection } from './projection.js';
@@ -128,11 +127,11 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           }
           for (const target of targets) {
             const old = live.find((g) => g.projection === target.projection.name);
+            // The views depend on the old tables: repoint them first, then the old schema can go.
+            await pointViews(tx, target.projection, target.generation.schemaName);
             if (old) {
               await setGenerationState(tx, old, 'retired');
-              await dropGenerationSchemaAfterViews(tx, target, old);
-            } else {
-              await pointViews(tx, target.projection, target.generation.schemaName);
+              await dropGenerationSchema(tx, old.schemaName);
             }
             await setGenerationState(tx, target.generation, 'active');
           }
@@ -167,16 +166,6 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
     },
     'replay',
   );
-}
-
-async function dropGenerationSchemaAfterViews(
-  tx: Parameters<typeof pointViews>[0],
-  target: BatchTarget,
-  old: Generation,
-): Promise<void> {
-  // The views depend on the old tables: repoint them first, then the old schema can go.
-  await pointViews(tx, target.projection, target.generation.schemaName);
-  await dropGenerationSchema(tx, old.schemaName);
 }
 
 /** Generations left 'building' by a replay that died: nobody holds their replay lock any more. */
