@@ -67,7 +67,9 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
       GROUP BY d.projection, d.generation
     `),
   ]);
-  const firstRecordedAt = head.eventCount > 0n ? (await eventStore.readAll(logStart, 1)).events[0]?.recordedAt : undefined;
+  // Only a projection that has seen nothing yet measures its lag from the first event.
+  const needsFirst = head.eventCount > 0n && projections.some((p) => generations.find((g) => g.projection === p.name && g.state === 'active')?.checkpointRecordedAt === undefined);
+  const firstRecordedAt = needsFirst ? (await eventStore.readAll(logStart, 1)).events[0]?.recordedAt : undefined;
   const statuses: ProjectionStatus[] = [];
   for (const projection of projections) {
     const own = generations.filter((g) => g.projection === projection.name);
