@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../src/platform/zodOpenApi.js';
 
 /**
  * An int8 column as /v1 sends it: the pool reads int8 as a bigint, JSON carries a number, and the
@@ -7,4 +7,5 @@ import { z } from 'zod';
 export const storedInteger = z
   .bigint()
   .refine((value) => value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER), 'integer beyond a safe JSON number')
-  .transform(Number);
+  .transform(Number)
+  .openapi({ type: 'integer', format: 'int64', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });

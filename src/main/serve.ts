@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
+import { composeApi } from './apiComposition.js';
 import { prepareDemo } from './demo.js';
 import { cachedFor, createReadiness } from './readiness.js';
 import { openServices } from './services.js';
@@ -25,6 +26,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   const services = await openServices(config, logger, clock, { mustHostEmbedded: true });
   let server: Server | undefined;
   let projector: Projector | undefined;
+  let api: Awaited<ReturnType<typeof composeApi>> | undefined;
   try {
     if (options.demo) {
       await prepareDemo(services);
@@ -47,8 +49,17 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
         batchSize: config.projectorBatchSize,
       });
     }
+    if (options.roles.includes('api')) {
+      api = await composeApi(config, logger, pool, { serverUrl: `http://localhost:${options.port}` });
+    }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
-    const app = createApp({ readiness: createReadiness(pool, report), metrics: registry });
+    const app = createApp({
+      readiness: createReadiness(pool, report),
+      metrics: registry,
+      logger,
+      errorTypeBase: config.errorTypeBase,
+      ...(api === undefined ? {} : { api }),
+    });
     server = await new Promise<Server>((resolve, reject) => {
       const listening = app.listen(options.port, () => resolve(listening));
       listening.once('error', reject);
@@ -58,6 +69,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   } catch (error) {
     await projector?.stop();
     server?.close();
+    await api?.close();
     await services.close();
     throw error;
   }
@@ -77,6 +89,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     });
   }
   await projector?.stop();
+  await api?.close();
   await services.close();
   logger.info('stopped');
   return 0;

@@ -1,0 +1,159 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../platform/zodOpenApi.js';
+import { problemCatalogue, problemCodes, type ProblemCode } from '../problems/problemCatalogue.js';
+import type { Operation } from '../v1/operation.js';
+import { maxBodyBytes } from '../v1/v1Router.js';
+
+/** Revision of this contract document (not the API version, which is the `/v1` in the path). */
+export const contractRevision = '1.0.0';
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+const rateLimitHeaders = {
+  'X-RateLimit-Limit': { description: 'Per-key budget for the current window.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window (0 when exhausted).', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 } },
+  'X-RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } },
+  RateLimit: { description: 'Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`.', schema: { type: 'string', maxLength: 100 } },
+  'RateLimit-Policy': { description: 'Policy: `<limit>;w=<window-seconds>`.', schema: { type: 'string', maxLength: 100 } },
+} as const;
+
+const requestIdHeader = {
+  'x-request-id': { description: 'The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID.', schema: { type: 'string', format: 'uuid', maxLength: 36 } },
+} as const;
+
+const problemSchema = z
+  .object({
+    type: z.string().url().max(300).openapi({ description: 'The error type base followed by `/` and `code`: an identifier, not a page to open.' }),
+    title: z.string().max(200).openapi({ description: 'Short summary in the negotiated language.' }),
+    status: z.number().int().min(400).max(599).openapi({ format: 'int32', description: 'Repeats the HTTP status.' }),
+    detail: z.string().max(1000).openapi({ description: 'Human text in the negotiated language; not a contract.' }),
+    instance: z.string().max(8192).openapi({ description: 'The request path without its query string.' }),
+    code: z.string().max(100).openapi({ description: `Stable English identifier; branch on it. New codes may appear. Known codes: ${problemCodes.map((c) => `\`${c}\``).join(', ')}.` }),
+    requestId: z.string().max(36).openapi({ description: 'Equals the `x-request-id` response header.' }),
+  })
+  .strict()
+  .openapi('Problem', { description: 'RFC 9457 problem document: exactly these seven fields.' });
+
+const languageParameter = z
+  .string()
+  .max(200)
+  .optional()
+  .openapi({ description: 'Language of human text (problem `title` and `detail`): `en`, `es` or `pt`, with quality values; anything else is English.', example: 'es-ES, es;q=0.9, en;q=0.5' });
+
+const requestIdParameter = z
+  .string()
+  .max(100)
+  .optional()
+  .openapi({ description: 'A UUID to correlate the request; echoed as `x-request-id`. Anything that is not a UUID is replaced by a new one.', format: 'uuid' });
+
+const decisions = `
+Decisions where the specification leaves a choice ("not shown"), kept additive-friendly:
+
+- **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked.
+- **Request bodies**: no GET operation reads one. A body larger than ${maxBodyBytes} bytes answers 413 \`common.payload_too_large\`; a body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
+- **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`.
+- **Order of checks**: key (401), scope (403), request budget (429), then parameters (400) and the resource (404). A request that passes the key and scope checks uses the budget whatever its answer, and carries the rate-limit headers.
+- **Cursors** are signed and bound to the operation and the workspace that issued them.
+- **Lists that are not paginated** ignore \`limit\` and \`cursor\` and answer one terminal page.
+- **Box record**: \`serials\` are the serials registered with the box; \`expiresOn\` is a calendar date.
+- **Fulfillment statuses**: \`dispatched\`, \`in_transit\`, \`exception\`, \`delivered\`, \`received\`, \`partially_received\`, \`closed\`.
+- **Every answer** carries \`x-request-id\` and \`X-Content-Type-Options: nosniff\`; every /v1 answer carries \`Cache-Control: no-store\`.
+`;
+
+export type OpenApiOptions = { readonly serverUrl: string; readonly errorTypeBase: string };
+
+/** The OpenAPI 3.1 document of /v1, generated from the operations' own zod schemas. */
+export function buildOpenApiDocument(operations: readonly Operation[], options: OpenApiOptions): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  const bearer = registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svc_test_<24 letters and digits>_<4 letters and digits>',
+    description: 'An API key in `Authorization: Bearer <API_KEY>`, sent exactly as issued. No other transport is accepted.',
+  });
+  registry.register('Problem', problemSchema);
+  for (const operation of operations) {
+    registry.registerPath({
+      method: operation.method,
+      path: operation.path,
+      operationId: operation.operationId,
+      tags: [operation.tag],
+      summary: operation.summary,
+      description: `${operation.description}\n\nScope: ${operation.scope === null ? 'any valid key' : `\`${operation.scope}\``}.`,
+      security: [{ [bearer.name]: [] }],
+      request: {
+        ...(operation.params ? { params: operation.params } : {}),
+        ...(operation.query ? { query: operation.query } : {}),
+        headers: z.object({ 'Accept-Language': languageParameter, 'X-Request-Id': requestIdParameter }),
+      },
+      responses: responsesOf(operation, options.errorTypeBase),
+    });
+  }
+  const generator = new OpenApiGeneratorV31(registry.definitions);
+  return generator.generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Dental Supply Read API',
+      version: contractRevision,
+      description: `Read-only JSON API over the supply, stock and ordering data of a dental clinic organisation. \`info.version\` is the revision of this document, not the API version.\n${decisions}`,
+      contact: { name: 'support', email: 'support@dental-supply.example' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: options.serverUrl, description: 'This service' }],
+    security: [{ [bearer.name]: [] }],
+    tags: [...new Set(operations.map((operation) => operation.tag))].map((name) => ({ name })),
+  });
+}
+
+function problemResponse(codes: readonly ProblemCode[], errorTypeBase: string, headers: Record<string, unknown>): ResponseConfig {
+  const described = codes.map((code) => `\`${code}\` (${problemCatalogue[code].title.en})`).join(' or ');
+  const first = codes[0] ?? 'common.internal_error';
+  return {
+    description: `Problem document: ${described}.`,
+    headers: { ...requestIdHeader, ...headers } as ResponseConfig['headers'],
+    content: {
+      'application/problem+json': {
+        schema: problemSchema,
+        example: {
+          type: `${errorTypeBase}/${first}`,
+          title: problemCatalogue[first].title.en,
+          status: problemCatalogue[first].status,
+          detail: problemCatalogue[first].detail.en,
+          instance: '/v1/…',
+          code: first,
+          requestId: '3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60',
+        },
+      },
+    },
+  };
+}
+
+function responsesOf(operation: Operation, errorTypeBase: string): Record<string, ResponseConfig> {
+  const byStatus = new Map<number, ProblemCode[]>();
+  const codes: ProblemCode[] = [
+    ...operation.problems,
+    'api_keys.invalid',
+    ...(operation.scope === null ? [] : (['api_keys.scope_missing'] as const)),
+    'common.forbidden',
+    'common.too_many_requests',
+    'common.internal_error',
+  ];
+  for (const code of codes) {
+    const status = problemCatalogue[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, ResponseConfig> = {
+    [operation.method === 'post' ? '202' : '200']: {
+      description: 'Success.',
+      headers: { ...requestIdHeader, ...rateLimitHeaders } as ResponseConfig['headers'],
+      content: { 'application/json': { schema: operation.response } },
+    },
+  };
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    // 401 and 403 use no budget and carry no rate-limit headers; every later answer does.
+    const budgeted = status !== 401 && status !== 403 && status !== 500;
+    const headers = status === 429 ? { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until another request is allowed.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } } : budgeted ? rateLimitHeaders : {};
+    responses[String(status)] = problemResponse(statusCodes, errorTypeBase, headers);
+  }
+  return responses;
+}

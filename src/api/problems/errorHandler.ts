@@ -1,0 +1,39 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '../../platform/logger.js';
+import { problemContextOf } from '../requestState.js';
+import { ApiError, invalidRequest } from './apiError.js';
+import { sendProblem } from './problemDocument.js';
+
+/** Unknown paths, outside /v1 as inside: 404 `common.not_found`. */
+export const notFound: RequestHandler = () => {
+  throw new ApiError('common.not_found');
+};
+
+/**
+ * The one place errors become problem documents. An ApiError keeps its code; errors of the HTTP
+ * layer (undecodable path, unreadable or oversized body) get theirs; anything else is logged with
+ * the request id and answered 500 `common.internal_error`, with nothing internal in it.
+ */
+export function errorHandler(errorTypeBase: string, logger: Logger): ErrorRequestHandler {
+  return (error: unknown, request, response, _next) => {
+    const known = knownError(error);
+    if (known === undefined) {
+      logger.error({ err: error, requestId: response.locals.state?.requestId, path: request.path }, 'request failed');
+    }
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    sendProblem(response, known ?? new ApiError('common.internal_error'), problemContextOf(request, response, errorTypeBase));
+  };
+}
+
+function knownError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  // Express's router reports a path segment that is not valid percent-encoding as a URIError.
+  if (error instanceof URIError) return invalidRequest('path');
+  const type = typeof error === 'object' && error !== null && 'type' in error ? (error as { type: unknown }).type : undefined;
+  if (type === 'entity.too.large') return new ApiError('common.payload_too_large');
+  if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') return invalidRequest('body');
+  return undefined;
+}

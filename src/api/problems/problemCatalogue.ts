@@ -1,0 +1,168 @@
+import type { Language } from '../language.js';
+
+type Localized = Readonly<Record<Language, string>>;
+
+type ProblemDefinition = { readonly status: number; readonly title: Localized; readonly detail: Localized };
+
+/**
+ * Every problem code /v1 answers with, its HTTP status and its human text. Clients branch on the
+ * code; title and detail are for people and may be reworded at any time.
+ */
+export const problemCatalogue = {
+  'common.invalid_request': {
+    status: 400,
+    title: { en: 'Invalid request', es: 'Solicitud no válida', pt: 'Requisição inválida' },
+    detail: {
+      en: 'The request cannot be processed as sent; retrying it unchanged fails again.',
+      es: 'La solicitud no se puede procesar tal como se envió; repetirla sin cambios volverá a fallar.',
+      pt: 'A requisição não pode ser processada como foi enviada; repeti-la sem alterações falhará novamente.',
+    },
+  },
+  'api_keys.invalid': {
+    status: 401,
+    title: { en: 'Invalid API key', es: 'Clave de API no válida', pt: 'Chave de API inválida' },
+    detail: {
+      en: 'Send a valid, active API key as "Authorization: Bearer <API_KEY>".',
+      es: 'Envíe una clave de API válida y activa como "Authorization: Bearer <API_KEY>".',
+      pt: 'Envie uma chave de API válida e ativa como "Authorization: Bearer <API_KEY>".',
+    },
+  },
+  'api_keys.scope_missing': {
+    status: 403,
+    title: { en: 'Scope missing', es: 'Falta un permiso', pt: 'Escopo ausente' },
+    detail: {
+      en: 'The API key does not hold the scope this operation requires.',
+      es: 'La clave de API no tiene el permiso que requiere esta operación.',
+      pt: 'A chave de API não possui o escopo exigido por esta operação.',
+    },
+  },
+  'common.forbidden': {
+    status: 403,
+    title: { en: 'Forbidden', es: 'Prohibido', pt: 'Proibido' },
+    detail: {
+      en: 'This operation is not allowed for the caller.',
+      es: 'Esta operación no está permitida para quien la solicita.',
+      pt: 'Esta operação não é permitida para o solicitante.',
+    },
+  },
+  'catalog.item_not_found': {
+    status: 404,
+    title: { en: 'Catalog item not found', es: 'Artículo de catálogo no encontrado', pt: 'Item do catálogo não encontrado' },
+    detail: {
+      en: 'No catalog item with this id exists in this workspace.',
+      es: 'No existe ningún artículo de catálogo con este id en este espacio de trabajo.',
+      pt: 'Não existe item do catálogo com este id neste espaço de trabalho.',
+    },
+  },
+  'inventory.box_not_found': {
+    status: 404,
+    title: { en: 'Box not found', es: 'Caja no encontrada', pt: 'Caixa não encontrada' },
+    detail: {
+      en: 'No stock box with this id exists in this workspace.',
+      es: 'No existe ninguna caja de stock con este id en este espacio de trabajo.',
+      pt: 'Não existe caixa de estoque com este id neste espaço de trabalho.',
+    },
+  },
+  'orders.not_found': {
+    status: 404,
+    title: { en: 'Order not found', es: 'Pedido no encontrado', pt: 'Pedido não encontrado' },
+    detail: {
+      en: 'No order with this id exists in this workspace.',
+      es: 'No existe ningún pedido con este id en este espacio de trabajo.',
+      pt: 'Não existe pedido com este id neste espaço de trabalho.',
+    },
+  },
+  'common.not_found': {
+    status: 404,
+    title: { en: 'Not found', es: 'No encontrado', pt: 'Não encontrado' },
+    detail: {
+      en: 'The resource does not exist in this workspace.',
+      es: 'El recurso no existe en este espacio de trabajo.',
+      pt: 'O recurso não existe neste espaço de trabalho.',
+    },
+  },
+  'common.method_not_allowed': {
+    status: 405,
+    title: { en: 'Method not allowed', es: 'Método no permitido', pt: 'Método não permitido' },
+    detail: {
+      en: 'This path does not accept this HTTP method; the Allow header lists the methods it accepts.',
+      es: 'Esta ruta no acepta este método HTTP; la cabecera Allow indica los métodos que acepta.',
+      pt: 'Este caminho não aceita este método HTTP; o cabeçalho Allow lista os métodos aceitos.',
+    },
+  },
+  'common.payload_too_large': {
+    status: 413,
+    title: { en: 'Request body too large', es: 'Cuerpo de la solicitud demasiado grande', pt: 'Corpo da requisição grande demais' },
+    detail: {
+      en: 'The request body is larger than the service accepts.',
+      es: 'El cuerpo de la solicitud es mayor de lo que el servicio acepta.',
+      pt: 'O corpo da requisição é maior do que o serviço aceita.',
+    },
+  },
+  'common.too_many_requests': {
+    status: 429,
+    title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
+    detail: {
+      en: 'The request budget of this API key for the current window is used up; wait Retry-After seconds.',
+      es: 'El presupuesto de solicitudes de esta clave de API para la ventana actual se ha agotado; espere los segundos indicados en Retry-After.',
+      pt: 'O limite de requisições desta chave de API para a janela atual acabou; aguarde os segundos indicados em Retry-After.',
+    },
+  },
+  'common.internal_error': {
+    status: 500,
+    title: { en: 'Internal error', es: 'Error interno', pt: 'Erro interno' },
+    detail: {
+      en: 'An unexpected error occurred. Quote the requestId when contacting support.',
+      es: 'Se produjo un error inesperado. Indique el requestId al contactar con soporte.',
+      pt: 'Ocorreu um erro inesperado. Informe o requestId ao contatar o suporte.',
+    },
+  },
+} as const satisfies Record<string, ProblemDefinition>;
+
+export type ProblemCode = keyof typeof problemCatalogue;
+
+export const problemCodes = Object.keys(problemCatalogue) as ProblemCode[];
+
+/**
+ * Why a request was invalid, for a detail that helps the caller fix it. Parameter names are
+ * filled in verbatim; they are the API's own names, never the caller's input.
+ */
+export const invalidRequestDetails = {
+  parameter: {
+    en: 'The query parameter "{name}" is not valid.',
+    es: 'El parámetro de consulta "{name}" no es válido.',
+    pt: 'O parâmetro de consulta "{name}" não é válido.',
+  },
+  repeated: {
+    en: 'The query parameter "{name}" was sent more than once.',
+    es: 'El parámetro de consulta "{name}" se envió más de una vez.',
+    pt: 'O parâmetro de consulta "{name}" foi enviado mais de uma vez.',
+  },
+  limit: {
+    en: 'The query parameter "limit" must be a whole number from 1 to 200, written with digits only.',
+    es: 'El parámetro de consulta "limit" debe ser un número entero de 1 a 200, escrito solo con dígitos.',
+    pt: 'O parâmetro de consulta "limit" deve ser um número inteiro de 1 a 200, escrito apenas com dígitos.',
+  },
+  cursor: {
+    en: 'The cursor cannot be read. Send the nextCursor of the previous page of this operation exactly as received.',
+    es: 'El cursor no se puede leer. Envíe el nextCursor de la página anterior de esta operación exactamente como lo recibió.',
+    pt: 'O cursor não pode ser lido. Envie o nextCursor da página anterior desta operação exatamente como recebido.',
+  },
+  status: {
+    en: 'The query parameter "status" must be one of the documented status values.',
+    es: 'El parámetro de consulta "status" debe ser uno de los valores de estado documentados.',
+    pt: 'O parâmetro de consulta "status" deve ser um dos valores de status documentados.',
+  },
+  path: {
+    en: 'The request path is not valid percent-encoded text.',
+    es: 'La ruta de la solicitud no es texto válido codificado con porcentajes.',
+    pt: 'O caminho da requisição não é um texto válido codificado com porcentagem.',
+  },
+  body: {
+    en: 'The request body is not valid JSON.',
+    es: 'El cuerpo de la solicitud no es JSON válido.',
+    pt: 'O corpo da requisição não é um JSON válido.',
+  },
+} as const satisfies Record<string, Localized>;
+
+export type InvalidRequestCause = keyof typeof invalidRequestDetails;

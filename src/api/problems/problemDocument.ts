@@ -1,0 +1,46 @@
+import type { Response } from 'express';
+import type { Language } from '../language.js';
+import { invalidRequestDetails, problemCatalogue, type ProblemCode } from './problemCatalogue.js';
+import type { ApiError } from './apiError.js';
+
+/** RFC 9457 problem document: exactly these seven fields. */
+export type ProblemDocument = {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly instance: string;
+  readonly code: ProblemCode;
+  readonly requestId: string;
+};
+
+export type ProblemContext = {
+  readonly errorTypeBase: string;
+  readonly language: Language;
+  readonly requestId: string;
+  /** The request path without its query string. */
+  readonly path: string;
+};
+
+export function problemDocument(error: Pick<ApiError, 'code' | 'invalid'>, context: ProblemContext): ProblemDocument {
+  const definition = problemCatalogue[error.code];
+  const refined = error.invalid ? invalidRequestDetails[error.invalid.cause][context.language].replace('{name}', error.invalid.name ?? '') : undefined;
+  return {
+    type: `${context.errorTypeBase}/${error.code}`,
+    title: definition.title[context.language],
+    status: definition.status,
+    detail: refined ?? definition.detail[context.language],
+    instance: context.path,
+    code: error.code,
+    requestId: context.requestId,
+  };
+}
+
+export function sendProblem(response: Response, error: Pick<ApiError, 'code' | 'invalid' | 'headers'>, context: ProblemContext): void {
+  const document = problemDocument(error, context);
+  response.status(document.status);
+  response.set(error.headers);
+  response.set('Content-Language', context.language);
+  response.type('application/problem+json');
+  response.send(JSON.stringify(document));
+}

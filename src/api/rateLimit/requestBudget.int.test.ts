@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { services, testRedisUrl } from '../../../test/support/services.js';
+import { createLogger, type Logger } from '../../platform/logger.js';
+import { createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
+
+type LogLine = { readonly level: number; readonly msg: string; readonly store?: string };
+
+const warnLevel = 40;
+const infoLevel = 30;
+
+function capturingLogger(): { logger: Logger; lines: LogLine[]; at(level: number): LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = createLogger('debug', {
+    write: (line: string) => {
+      lines.push(JSON.parse(line) as LogLine);
+    },
+  });
+  return { logger, lines, at: (level) => lines.filter((line) => line.level === level) };
+}
+
+function uniquePrefix(): string {
+  return `supply-api:test:budget:${randomBytes(6).toString('hex')}`;
+}
+
+/** A local port nothing listens on (bound then released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') {
+    throw new Error('no TCP address');
+  }
+  return address.port;
+}
+
+/** A TCP proxy to the real Redis that can be taken down and brought back, so the shared server is never stopped. */
+function redisProxy(listenPort: number): { url: string; start(): Promise<void>; stop(): Promise<void> } {
+  const target = new URL(testRedisUrl);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((downstream) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(downstream);
+    sockets.add(upstream);
+    const end = () => {
+      downstream.destroy();
+      upstream.destroy();
+      sockets.delete(downstream);
+      sockets.delete(upstream);
+    };
+    for (const socket of [downstream, upstream]) {
+      socket.on('error', end);
+      socket.on('close', end);
+    }
+    downstream.pipe(upstream);
+    upstream.pipe(downstream);
+  });
+  return {
+    url: `redis://127.0.0.1:${listenPort}`,
+    start: () => new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve)),
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) {
+        socket.destroy();
+      }
+      await closed;
+    },
+  };
+}
+
+async function consumeTimes(budget: RequestBudget, key: string, times: number): Promise<BudgetDecision[]> {
+  const decisions: BudgetDecision[] = [];
+  for (let i = 0; i < times; i += 1) {
+    decisions.push(await budget.consume(key));
+  }
+  return decisions;
+}
+
+describe.runIf(services.redis)('the request budget on real Redis', () => {
+  let admin: Redis;
+  const prefixes: string[] = [];
+  const budgets: RequestBudget[] = [];
+
+  function redisBudget(options: { pointsPerWindow: number; windowSeconds?: number; logger?: Logger; prefix?: string; url?: string }): RequestBudget {
+    const keyPrefix = options.prefix ?? uniquePrefix();
+    prefixes.push(keyPrefix);
+    const budget = createRequestBudget({
+      pointsPerWindow: options.pointsPerWindow,
+      windowSeconds: options.windowSeconds ?? 60,
+      redisUrl: options.url ?? testRedisUrl,
+      logger: options.logger ?? createLogger('silent'),
+      keyPrefix,
+    });
+    budgets.push(budget);
+    return budget;
+  }
+
+  beforeAll(() => {
+    admin = new Redis(testRedisUrl);
+  });
+
+  afterEach(async () => {
+    await Promise.all(budgets.splice(0).map((budget) => budget.close()));
+    for (const prefix of prefixes.splice(0)) {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) {
+        await admin.del(...keys);
+      }
+    }
+  });
+
+  afterAll(async () => {
+    await admin.quit();
+  });
+
+  test('counts in Redis under the key prefix, refusing the N+1-th request', async () => {
+    const prefix = uniquePrefix();
+    const log = capturingLogger();
+    const budget = redisBudget({ pointsPerWindow: 4, prefix, logger: log.logger });
+    expect(budget.store).toBe('redis');
+
+    const decisions = await consumeTimes(budget, 'key-a', 5);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([3, 2, 1, 0, 0]);
+    expect(decisions[4]?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(decisions[4]?.retryAfterSeconds).toBeLessThanOrEqual(60);
+
+    expect(await admin.get(`${prefix}:key-a`)).toBe('5');
+    const ttl = await admin.pttl(`${prefix}:key-a`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect(log.at(warnLevel)).toEqual([]);
+  });
+
+  test('requests made while the client is still connecting are counted in Redis', async () => {
+    const prefix = uniquePrefix();
+    const budget = redisBudget({ pointsPerWindow: 10, prefix });
+    await Promise.all([budget.consume('key-a'), budget.consume('key-a')]);
+    expect(await admin.get(`${prefix}:key-a`)).toBe('2');
+  });
+
+  test('two API processes on the same Redis share one budget, atomically', async () => {
+    const prefix = uniquePrefix();
+    const limit = 10;
+    const first = redisBudget({ pointsPerWindow: limit, prefix });
+    const second = redisBudget({ pointsPerWindow: limit, prefix });
+
+    const decisions = await Promise.all(
+      Array.from({ length: 3 * limit }, (_, i) => (i % 2 === 0 ? first : second).consume('shared-key')),
+    );
+    const allowed = decisions.filter((d) => d.allowed);
+    expect(allowed).toHaveLength(limit);
+    expect(allowed.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: limit }, (_, i) => i));
+    for (const refused of decisions.filter((d) => !d.allowed)) {
+      expect(refused.remaining).toBe(0);
+      expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    }
+
+    // Other keys are untouched, whichever process serves them.
+    expect((await second.consume('other-key')).remaining).toBe(limit - 1);
+  });
+
+  test('the budget is back once the window has passed', async () => {
+    const budget = redisBudget({ pointsPerWindow: 2, windowSeconds: 1 });
+    const decisions = await consumeTimes(budget, 'key-a', 3);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+    expect(decisions[2]?.retryAfterSeconds).toBe(1);
+
+    await sleep(1100);
+    expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  test('when Redis goes away it keeps serving per process, warns once, and says when Redis is back', async () => {
+    const proxy = redisProxy(await closedPort());
+    await proxy.start();
+    const prefix = uniquePrefix();
+    const log = capturingLogger();
+    const budget = redisBudget({ pointsPerWindow: 5, prefix, url: proxy.url, logger: log.logger });
+
+    expect((await consumeTimes(budget, 'key-a', 3)).map((d) => d.remaining)).toEqual([4, 3, 2]);
+    expect(await admin.get(`${prefix}:key-a`)).toBe('3');
+
+    await proxy.stop();
+    await vi.waitFor(() => expect(log.at(warnLevel)).toHaveLength(1));
+
+    // The insurance limiter starts its own count: this process alone allows N while Redis is away.
+    const whileDown = await consumeTimes(budget, 'key-a', 6);
+    expect(whileDown.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(whileDown.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
+    expect(await admin.get(`${prefix}:key-a`)).toBe('3');
+
+    await sleep(500); // several failed reconnects, still a single warning
+    expect(log.at(warnLevel)).toHaveLength(1);
+    expect(log.at(warnLevel)[0]).toMatchObject({ store: 'redis' });
+
+    await proxy.start();
+    await vi.waitFor(() => expect(log.at(infoLevel)).toHaveLength(1), { timeout: 5000 });
+    expect(log.at(infoLevel)[0]).toMatchObject({ store: 'redis' });
+
+    // Back on the shared counter, which continues where Redis left it.
+    expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await admin.get(`${prefix}:key-a`)).toBe('4');
+    expect(log.at(warnLevel)).toHaveLength(1);
+
+    await budget.close();
+    await proxy.stop();
+  });
+});
+
+describe('the request budget when Redis is unreachable from the start', () => {
+  let budget: RequestBudget | undefined;
+
+  afterEach(async () => {
+    await budget?.close();
+    budget = undefined;
+  });
+
+  test('answers from the per-process insurance limiter with correct counting, and warns once', async () => {
+    const log = capturingLogger();
+    budget = createRequestBudget({
+      pointsPerWindow: 3,
+      windowSeconds: 60,
+      redisUrl: `redis://127.0.0.1:${await closedPort()}`,
+      logger: log.logger,
+      keyPrefix: uniquePrefix(),
+    });
+    expect(budget.store).toBe('redis');
+
+    const started = Date.now();
+    const decisions = await consumeTimes(budget, 'key-a', 4);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
+    expect(decisions[3]?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((await budget.consume('key-b')).remaining).toBe(2);
+
+    await sleep(500); // several failed reconnects
+    expect(log.at(warnLevel)).toHaveLength(1);
+    expect(log.at(warnLevel)[0]).toMatchObject({ store: 'redis' });
+    expect(log.at(infoLevel)).toEqual([]);
+  });
+
+  test('closing while Redis is unreachable stops the reconnect loop without logging', async () => {
+    const log = capturingLogger();
+    budget = createRequestBudget({
+      pointsPerWindow: 3,
+      windowSeconds: 60,
+      redisUrl: `redis://127.0.0.1:${await closedPort()}`,
+      logger: log.logger,
+    });
+    await budget.consume('key-a');
+    await budget.close();
+    const logged = log.lines.length;
+    await sleep(300);
+    expect(log.lines).toHaveLength(logged);
+  });
+});

@@ -1,0 +1,46 @@
+import type { DatabasePool } from 'slonik';
+import type { z } from 'zod';
+import type { Principal } from '../../keys/keyAuthentication.js';
+import type { Scope } from '../../keys/scopes.js';
+import type { Language } from '../language.js';
+import type { CursorCodec } from '../pagination/cursorCodec.js';
+import type { ProblemCode } from '../problems/problemCatalogue.js';
+
+/** What a handler may use: the caller, the read models, and the page cursor codec. */
+export type OperationContext = {
+  readonly principal: Principal;
+  readonly db: DatabasePool;
+  readonly language: Language;
+  readonly cursors: CursorCodec;
+  readonly operationId: string;
+};
+
+type AnyObject = z.AnyZodObject;
+
+/**
+ * One /v1 operation, declared once: the router serves it and the OpenAPI document is generated
+ * from the same declaration, so the two cannot drift apart.
+ */
+export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObject = AnyObject> = {
+  readonly operationId: string;
+  readonly method: 'get' | 'post';
+  /** OpenAPI form, e.g. `/v1/orders/{orderId}`. */
+  readonly path: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description: string;
+  /** The scope the key must hold; null for `GET /v1/me` (any valid key). */
+  readonly scope: Scope | null;
+  readonly params?: Params;
+  readonly query?: Query;
+  /** Response body schema of the 200 answer. */
+  readonly response: z.ZodTypeAny;
+  readonly responseName: string;
+  /** Problem codes this operation answers beyond those every operation may answer. */
+  readonly problems: readonly ProblemCode[];
+  handle(context: OperationContext, input: { query: z.output<Query>; params: z.output<Params> }): Promise<unknown>;
+};
+
+export function defineOperation<Query extends AnyObject, Params extends AnyObject>(operation: Operation<Query, Params>): Operation {
+  return operation as unknown as Operation;
+}

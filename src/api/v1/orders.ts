@@ -1,0 +1,72 @@
+import { getOrder, listOrders } from '../../../projections/orders/queries.js';
+import { orderApprovalPlanResponse, orderLineResponse, orderListItem, orderResponse } from '../../../projections/orders/schema.js';
+import { orderStatus } from '../../events/index.js';
+import { z } from '../../platform/zodOpenApi.js';
+import { keysetPage } from '../pagination/page.js';
+import { ApiError } from '../problems/apiError.js';
+import { defineOperation } from './operation.js';
+import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, maxIdLength, maxPageSize } from './parameters.js';
+
+orderLineResponse.openapi('OrderLine', {
+  description: 'A line of an order. `unitCost` and `currency` appear only for a key holding `catalog.cost:read`. No additional properties.',
+});
+orderApprovalPlanResponse.openapi('OrderApprovalPlan', {
+  description: 'The approval plan of an order. The value it was evaluated on is never returned. No additional properties.',
+});
+
+const orderSchema = orderResponse.openapi('Order', {
+  description:
+    'One order with its lines and approval plan. Order value, its currency and the patient reference are never returned on /v1. `version` grows every time the status changes. No additional properties.',
+});
+
+export const listOrdersOperation = defineOperation({
+  operationId: 'listOrders',
+  method: 'get',
+  path: '/v1/orders',
+  tag: 'Orders',
+  summary: 'List orders',
+  description:
+    'Orders of the workspace, oldest first by creation, paginated. New orders appear at the end: read every page to see them. `status` narrows the list and is evaluated on each request, so an order whose status changes may leave the filter before it is reached.',
+  scope: 'orders:read',
+  query: z.object({
+    limit: limitParameter,
+    cursor: cursorParameter,
+    status: orderStatus.optional().openapi({ description: 'Only orders currently in this status.' }),
+  }),
+  response: listEnvelope(orderListItem.openapi('OrderListItem'), maxPageSize),
+  responseName: 'OrderList',
+  problems: ['common.invalid_request'],
+  handle: async (context, { query }) => {
+    const limit = query.limit ?? defaultPageSize;
+    const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
+    const afterSeq = query.cursor === undefined ? undefined : creationPosition.decode(context.cursors.decode(scope, query.cursor));
+    const rows = await listOrders(context.db, context.principal.tenantId, {
+      limit,
+      ...(afterSeq === undefined ? {} : { afterSeq }),
+      ...(query.status === undefined ? {} : { status: query.status }),
+    });
+    return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf: (row) => row.item });
+  },
+});
+
+export const getOrderOperation = defineOperation({
+  operationId: 'getOrder',
+  method: 'get',
+  path: '/v1/orders/{orderId}',
+  tag: 'Orders',
+  summary: 'Get one order',
+  description: 'One order of the workspace by its id (not its number), with lines and approval plan.',
+  scope: 'orders:read',
+  params: z.object({ orderId: idParameter('Order id (not the order number).') }),
+  response: orderSchema,
+  responseName: 'Order',
+  problems: ['orders.not_found'],
+  handle: async (context, { params }) => {
+    const order =
+      params.orderId.length > maxIdLength
+        ? undefined
+        : await getOrder(context.db, context.principal.tenantId, params.orderId, { includeCost: context.principal.scopes.includes('catalog.cost:read') });
+    if (order === undefined) throw new ApiError('orders.not_found');
+    return order;
+  },
+});

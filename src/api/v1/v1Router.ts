@@ -1,0 +1,107 @@
+import { Router, type Request, type Response } from 'express';
+import type { DatabasePool } from 'slonik';
+import type { z } from 'zod';
+import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
+import { issuableScopes } from '../../keys/scopes.js';
+import type { CursorCodec } from '../pagination/cursorCodec.js';
+import { ApiError, invalidRequest } from '../problems/apiError.js';
+import type { InvalidRequestCause } from '../problems/problemCatalogue.js';
+import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js';
+import { stateOf } from '../requestState.js';
+import type { Operation } from './operation.js';
+
+export type V1Dependencies = {
+  readonly db: DatabasePool;
+  readonly budget: RequestBudget;
+  readonly budgetWindowSeconds: number;
+  readonly cursors: CursorCodec;
+  readonly operations: readonly Operation[];
+};
+
+/** Largest request body /v1 reads (only the export request has one). */
+export const maxBodyBytes = 16 * 1024;
+
+/**
+ * The /v1 router. For each operation, in this order: key (401), scope (403), the safety check
+ * behind it (403 `common.forbidden`), the request budget (429), then the parameters (400) and the
+ * handler. Every answer is `Cache-Control: no-store`.
+ */
+export function v1Router(deps: V1Dependencies): Router {
+  const router = Router();
+  router.use((request, response, next) => {
+    response.set('Cache-Control', 'no-store');
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (Number.isFinite(length) && length > maxBodyBytes) throw new ApiError('common.payload_too_large');
+    next();
+  });
+  const methodsByPath = new Map<string, string[]>();
+  for (const operation of deps.operations) {
+    const path = expressPath(operation.path);
+    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
+    router[operation.method](path, async (request: Request, response: Response) => {
+      const state = stateOf(response);
+      const principal = await authenticate(deps.db, request.headers.authorization);
+      state.principal = principal;
+      if (operation.scope !== null && !principal.scopes.includes(operation.scope)) throw new ApiError('api_keys.scope_missing');
+      // Safety behind the scope check: a stored key holding a scope no key may hold reads nothing.
+      if (principal.scopes.some((scope) => !(issuableScopes as readonly string[]).includes(scope))) throw new ApiError('common.forbidden');
+      await spendBudget(deps, principal, response);
+      const input = {
+        query: parseQuery(operation.query, request.query),
+        params: operation.params ? operation.params.parse(request.params) : {},
+      };
+      const body = await operation.handle(
+        { principal, db: deps.db, language: state.language, cursors: deps.cursors, operationId: operation.operationId },
+        input,
+      );
+      response.status(operation.method === 'post' ? 202 : 200).json(body);
+    });
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
+    router.all(path, () => {
+      throw new ApiError('common.method_not_allowed', { headers: { Allow: allow } });
+    });
+  }
+  router.use(() => {
+    throw new ApiError('common.not_found');
+  });
+  return router;
+}
+
+/** `/v1/orders/{orderId}` → `/orders/:orderId` (relative to the /v1 mount). */
+function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/^\/v1/, '').replace(/\{(\w+)\}/g, ':$1');
+}
+
+async function authenticate(db: DatabasePool, header: string | undefined): Promise<Principal> {
+  const presented = header === undefined ? undefined : /^bearer +(\S+)$/i.exec(header)?.[1];
+  const principal = presented === undefined ? undefined : await authenticateKey(db, presented);
+  if (principal === undefined) throw new ApiError('api_keys.invalid');
+  return principal;
+}
+
+async function spendBudget(deps: V1Dependencies, principal: Principal, response: Response): Promise<void> {
+  const decision = await deps.budget.consume(principal.prefix);
+  const headers = budgetHeaders(decision, deps.budgetWindowSeconds);
+  if (!decision.allowed) throw new ApiError('common.too_many_requests', { headers });
+  response.set(headers);
+}
+
+const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = { limit: 'limit', cursor: 'cursor', status: 'status' };
+
+/** Declared parameters only (others are ignored); a repeated or invalid one is a 400 naming it. */
+function parseQuery(schema: z.AnyZodObject | undefined, query: unknown): Record<string, unknown> {
+  if (schema === undefined) return {};
+  const raw = (query ?? {}) as Record<string, unknown>;
+  const picked: Record<string, unknown> = {};
+  for (const name of Object.keys(schema.shape)) {
+    const value = Object.hasOwn(raw, name) ? raw[name] : undefined;
+    if (Array.isArray(value)) throw invalidRequest('repeated', name);
+    if (value !== undefined) picked[name] = value;
+  }
+  const parsed = schema.safeParse(picked);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  const name = String(parsed.error.issues[0]?.path[0] ?? 'query');
+  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+}

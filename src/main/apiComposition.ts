@@ -1,0 +1,37 @@
+import type { DatabasePool } from 'slonik';
+import type { ApiDependencies } from '../api/createApp.js';
+import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
+import { createCursorCodec } from '../api/pagination/cursorCodec.js';
+import { createRequestBudget } from '../api/rateLimit/requestBudget.js';
+import { v1Operations } from '../api/v1/operations.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../platform/logger.js';
+import { loadSigningSecret } from '../platform/signingSecret.js';
+
+export const budgetWindowSeconds = 60;
+
+/** The parts /v1 runs on: the request budget (Redis when REDIS_URL is set), cursor signing, the contract. */
+export async function composeApi(
+  config: Config,
+  logger: Logger,
+  pool: DatabasePool,
+  options: { serverUrl: string },
+): Promise<ApiDependencies & { close(): Promise<void> }> {
+  const secret = await loadSigningSecret(pool, config.signingSecret);
+  const budget = createRequestBudget({
+    pointsPerWindow: config.rateLimitPerMinute,
+    windowSeconds: budgetWindowSeconds,
+    logger,
+    ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
+  });
+  logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
+  return {
+    db: pool,
+    budget,
+    budgetWindowSeconds,
+    cursors: createCursorCodec(secret),
+    operations: v1Operations,
+    openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
+    close: () => budget.close(),
+  };
+}
