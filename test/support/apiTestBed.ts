@@ -1,0 +1,149 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { allProjections } from '../../projections/index.js';
+import { createApp } from '../../src/api/createApp.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createConsoleActions, type ConsoleActions } from '../../src/console/consoleActions.js';
+import { checkKeyRequester } from '../../src/console/keyRequester.js';
+import { seed } from '../../src/console/seed.js';
+import type { TenantSummary } from '../../src/console/seedSummary.js';
+import type { EventStore } from '../../src/eventStore/eventStore.js';
+import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
+import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
+import { composeApi } from '../../src/main/apiComposition.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { startProjector, type Projector } from '../../src/projecting/projector.js';
+import { waitForProjections } from '../../src/projecting/status.js';
+import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
+
+export const testAsOf = '2026-11-01T00:00:00.000Z';
+export const testErrorTypeBase = 'https://problems.test.example/v1';
+
+export type ApiResponse = {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The parsed JSON body (undefined when the body is not JSON). */
+  readonly body: unknown;
+};
+
+export type ApiTestBed = {
+  readonly baseUrl: string;
+  readonly database: TestDatabase;
+  readonly eventStore: EventStore;
+  readonly console: ConsoleActions;
+  /** The seeded workspaces: two by default, with the same shape and different ids. */
+  readonly tenants: readonly TenantSummary[];
+  /** Every log line the API process wrote, as JSON text. */
+  readonly logs: string[];
+  /** Issues a key for the tenant's owner (first member) with these scopes. */
+  issueKey(tenant: TenantSummary, scopes: readonly string[]): Promise<string>;
+  revokeKey(key: string): Promise<void>;
+  request(path: string, options?: { key?: string; headers?: Record<string, string>; method?: string; body?: string }): Promise<ApiResponse>;
+  /** Waits until the projections have applied everything appended so far. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * A real API on an ephemeral port over a fresh Postgres database seeded with the small
+ * deterministic history, with a running projector, and logs captured in memory.
+ */
+export async function createApiTestBed(
+  options: { tenants?: number; rateLimitPerMinute?: number; redisUrl?: string; seed?: number } = {},
+): Promise<ApiTestBed> {
+  const database = await createPostgresTestDatabase();
+  const eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+  const logs: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logs.push(chunk.toString('utf8'));
+        callback();
+      },
+    }),
+  );
+  let projector: Projector | undefined;
+  let server: Server | undefined;
+  let api: Awaited<ReturnType<typeof composeApi>> | undefined;
+  try {
+    const summary = await seed({ eventStore, params: { seed: options.seed ?? 11, tenants: options.tenants ?? 2, days: 30, scale: 'small', asOf: testAsOf } });
+    projector = startProjector({ pool: database.pool, eventStore, projections: allProjections, logger: silentLogger, lockRetryMs: 200 });
+    const config = loadConfig({
+      DATABASE_URL: database.url,
+      ERROR_TYPE_BASE: testErrorTypeBase,
+      RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
+      ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
+    });
+    api = await composeApi(config, logger, database.pool, { serverUrl: 'http://localhost' });
+    const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
+    server = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const running = { projector, server, api };
+    const settle = async () => {
+      const head = await eventStore.head();
+      await waitForProjections(database.pool, eventStore, allProjections, 60, { pollMs: 50, atLeast: head.position });
+    };
+    await settle();
+    return {
+      baseUrl,
+      database,
+      eventStore,
+      console: createConsoleActions({ eventStore, clock: systemClock }),
+      tenants: summary.tenants,
+      logs,
+      issueKey: async (tenant, scopes) => {
+        const memberId = tenant.memberIds[0];
+        if (memberId === undefined) throw new Error('the tenant has no member');
+        const issued = await issueKey(
+          { pool: database.pool, clock: systemClock, checkRequester: (w, m) => checkKeyRequester(eventStore, w, m) },
+          { workspaceId: tenant.workspaceId, memberId, scopes, name: 'test' },
+        );
+        return issued.key;
+      },
+      revokeKey: async (key) => {
+        await revokeKey({ pool: database.pool, clock: systemClock }, key.slice(0, 12));
+      },
+      request: async (path, requestOptions = {}) => {
+        const headers: Record<string, string> = { ...requestOptions.headers };
+        if (requestOptions.key !== undefined) headers.authorization = `Bearer ${requestOptions.key}`;
+        const response = await fetch(`${baseUrl}${path}`, {
+          method: requestOptions.method ?? 'GET',
+          headers,
+          ...(requestOptions.body === undefined ? {} : { body: requestOptions.body }),
+        });
+        const text = await response.text();
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        return { status: response.status, headers: response.headers, text, body };
+      },
+      settle,
+      close: async () => {
+        await new Promise<void>((resolve) => {
+          running.server.close(() => resolve());
+          running.server.closeAllConnections();
+        });
+        await running.api.close();
+        await running.projector.stop();
+        await eventStore.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    server?.close();
+    await api?.close();
+    await projector?.stop();
+    await eventStore.close();
+    await database.close();
+    throw error;
+  }
+}
