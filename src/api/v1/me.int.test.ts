@@ -11,7 +11,8 @@ afterAll(async () => {
 
 describe('GET /v1/me', () => {
   test('given a key with two scopes, when it asks who it is, then it gets its workspace, environment and scopes only', async () => {
-    const tenant = bed.tenants[0]!;
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant seeded');
     const key = await bed.issueKey(tenant, ['orders:read', 'catalog:read']);
     const response = await bed.request('/v1/me', { key });
     expect(response.status).toBe(200);

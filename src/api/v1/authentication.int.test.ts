@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApiTestBed, type ApiResponse, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { checksumOf, hashKey } from '../../keys/keyFormat.js';
+import { issuableScopes } from '../../keys/scopes.js';
+import { sql } from '../../platform/sql.js';
+
+let bed: ApiTestBed;
+beforeAll(async () => {
+  bed = await createApiTestBed();
+});
+afterAll(async () => {
+  await bed?.close();
+});
+
+function tenant(index: number) {
+  const found = bed.tenants[index];
+  if (!found) throw new Error(`no tenant ${index}`);
+  return found;
+}
+
+/** The parts of an answer that must not differ between causes: all but the request id. */
+function comparable(response: ApiResponse) {
+  const body = response.body as Record<string, unknown>;
+  const { requestId, ...rest } = body;
+  expect(requestId).toBe(response.headers.get('x-request-id'));
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    rateLimitHeaders: [...response.headers.keys()].filter((name) => name.toLowerCase().includes('ratelimit') || name === 'retry-after'),
+    body: rest,
+  };
+}
+
+const invalidKeyAnswer = {
+  status: 401,
+  contentType: 'application/problem+json; charset=utf-8',
+  rateLimitHeaders: [],
+  body: {
+    type: 'https://problems.test.example/v1/api_keys.invalid',
+    title: 'Invalid API key',
+    status: 401,
+    detail: 'Send a valid, active API key as "Authorization: Bearer <API_KEY>".',
+    instance: '/v1/orders',
+    code: 'api_keys.invalid',
+  },
+};
+
+describe('every key problem gives the same 401 api_keys.invalid', () => {
+  test('given requests without a usable key, when they read orders, then each answer is identical but for the request id', async () => {
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const secret = key.slice(9, 33);
+    const wrongChecksum = `svc_test_${secret}_${checksumOf(secret) === 'AAAA' ? 'AAAB' : 'AAAA'}`;
+    const otherSecret = `${secret.slice(0, 23)}${secret.endsWith('x') ? 'y' : 'x'}`;
+    const unknownButWellFormed = `svc_test_${otherSecret}_${checksumOf(otherSecret)}`;
+    const headerVariants: Record<string, Record<string, string>> = {
+      missing: {},
+      empty: { authorization: '' },
+      'scheme only': { authorization: 'Bearer' },
+      'other scheme': { authorization: `Basic ${key}` },
+      'token scheme': { authorization: `Token ${key}` },
+      quoted: { authorization: `Bearer "${key}"` },
+      truncated: { authorization: `Bearer ${key.slice(0, -1)}` },
+      'wrong checksum': { authorization: `Bearer ${wrongChecksum}` },
+      'unknown key': { authorization: `Bearer ${unknownButWellFormed}` },
+      'key with a trailing word': { authorization: `Bearer ${key} extra` },
+      'X-API-Key header': { 'x-api-key': key },
+      jwt: { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' },
+    };
+    for (const [cause, headers] of Object.entries(headerVariants)) {
+      const response = await bed.request('/v1/orders', { headers });
+      expect({ cause, ...comparable(response) }).toEqual({ cause, ...invalidKeyAnswer });
+    }
+    const inQuery = await bed.request(`/v1/orders?api_key=${key}&key=${key}`);
+    expect(comparable(inQuery)).toEqual(invalidKeyAnswer);
+  });
+
+  test('given a valid key, when the scheme is written in any case, then it is accepted', async () => {
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+      const response = await bed.request('/v1/orders?limit=1', { headers: { authorization: `${scheme} ${key}` } });
+      expect(response.status).toBe(200);
+    }
+  });
+
+  test('given a key that was revoked, when it is used on the very next request, then it answers 401 like any other key problem', async () => {
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+    await bed.revokeKey(key);
+    expect(comparable(await bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
+  });
+
+  test('given a key whose member is suspended, when it reads, then 401 at once, and it stays refused after the member is reactivated', async () => {
+    const owner = tenant(1);
+    const memberId = owner.memberIds[0] ?? '';
+    const key = await bed.issueKey(owner, ['orders:read']);
+    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+
+    await bed.console.suspendMember({ workspaceId: owner.workspaceId, memberId });
+    await bed.settle();
+    expect(comparable(await bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
+
+    await bed.console.reactivateMember({ workspaceId: owner.workspaceId, memberId });
+    await bed.settle();
+    expect(comparable(await bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
+    // A key issued after the reactivation works.
+    const fresh = await bed.issueKey(owner, ['orders:read']);
+    expect((await bed.request('/v1/orders?limit=1', { key: fresh })).status).toBe(200);
+  });
+
+  test('given a suspended tenant, when any of its keys reads, then 401; once reactivated, its keys work again', async () => {
+    const workspace = tenant(1);
+    const key = await bed.issueKey(workspace, ['orders:read']);
+    await bed.console.suspendTenant({ workspaceId: workspace.workspaceId });
+    await bed.settle();
+    expect(comparable(await bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
+    expect((await bed.request('/v1/me', { key })).status).toBe(401);
+    await bed.console.reactivateTenant({ workspaceId: workspace.workspaceId });
+    await bed.settle();
+    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+  });
+});
+
+describe('scopes', () => {
+  test('given a key without the scope, when it calls an operation, then 403 api_keys.scope_missing that does not name the scope', async () => {
+    const key = await bed.issueKey(tenant(0), ['catalog:read']);
+    const cases: [string, string][] = [
+      ['/v1/clinics', 'clinics:read'],
+      ['/v1/warehouses', 'clinics:read'],
+      ['/v1/inventory/balances', 'inventory:read'],
+      ['/v1/orders', 'orders:read'],
+      ['/v1/fulfillments', 'fulfillment:read'],
+      [`/v1/orders/${tenant(0).orderIds[0] ?? 'x'}`, 'orders:read'],
+    ];
+    for (const [path, scope] of cases) {
+      const response = await bed.request(path, { key });
+      const body = response.body as Record<string, unknown>;
+      expect({ path, status: response.status, code: body.code }).toEqual({ path, status: 403, code: 'api_keys.scope_missing' });
+      const { instance, ...named } = body;
+      expect(instance).toBe(path);
+      expect(JSON.stringify(named)).not.toContain(scope);
+      expect(JSON.stringify(named)).not.toContain(scope.split(':')[0]);
+    }
+    // GET /v1/me needs no scope.
+    expect((await bed.request('/v1/me', { key })).status).toBe(200);
+  });
+
+  test('given a stored key that holds a scope no key may hold, when it calls anything, then 403 common.forbidden (the safety check behind the scope check)', async () => {
+    const workspace = tenant(0);
+    const secret = 'Zz9forbiddenScopeKey0001';
+    const key = `svc_test_${secret}_${checksumOf(secret)}`;
+    await bed.database.pool.query(sql.typeAlias('void')`
+      INSERT INTO api_keys (tenant_id, prefix, key_hash, name, member_id, scopes, status, created_at)
+      VALUES (${workspace.workspaceId}, ${key.slice(0, 12)}, ${hashKey(key)}, 'forged', ${workspace.memberIds[0] ?? ''},
+              ${sql.array(['orders:read', 'orders.value:read'], 'text')}, 'active', now())
+    `);
+    for (const path of ['/v1/orders', '/v1/me']) {
+      const response = await bed.request(path, { key });
+      expect(response.status).toBe(403);
+      expect((response.body as { code: string }).code).toBe('common.forbidden');
+    }
+  });
+
+  test('given a key with every issuable scope, when it calls every list, then each answers 200', async () => {
+    const key = await bed.issueKey(tenant(0), issuableScopes);
+    for (const path of ['/v1/me', '/v1/clinics', '/v1/warehouses', '/v1/catalog/items', '/v1/catalog/categories', '/v1/inventory/balances', '/v1/orders', '/v1/fulfillments']) {
+      expect({ path, status: (await bed.request(path, { key })).status }).toEqual({ path, status: 200 });
+    }
+  });
+});
+
+describe('secrets stay out of logs and answers', () => {
+  test('given requests with good and bad keys, when the logs are read, then no key and no Authorization value appears in them', async () => {
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    await bed.request('/v1/orders?limit=1', { key });
+    await bed.request('/v1/orders', { headers: { authorization: `Bearer ${key.slice(0, -2)}zz` } });
+    await bed.request('/v1/nowhere', { key });
+    const logs = bed.logs.join('');
+    expect(logs).toContain('/v1/orders');
+    expect(logs).not.toContain(key.slice(12));
+    expect(logs).not.toContain(key.slice(9, 33));
+    expect(logs.toLowerCase()).not.toContain('bearer');
+  });
+});
