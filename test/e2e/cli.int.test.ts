@@ -166,6 +166,14 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const waited = await runCli(['projections', 'wait', '--timeout', '60'], { DATA_DIR: dataDir() });
     expect(waited.code, waited.stderr).toBe(0);
     expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', projections: 'caught_up' } });
+    // /v1 on the embedded database: the demo key reads, and pages carry a cursor.
+    const auth = { authorization: `Bearer ${first.key}` };
+    const me = await fetch(`http://127.0.0.1:${first.port}/v1/me`, { headers: auth });
+    expect(me.status).toBe(200);
+    expect(me.headers.get('x-ratelimit-limit')).toBe('120');
+    const firstPage = (await (await fetch(`http://127.0.0.1:${first.port}/v1/orders?limit=2`, { headers: auth })).json()) as { nextCursor: string };
+    expect(typeof firstPage.nextCursor).toBe('string');
+    expect((await fetch(`http://127.0.0.1:${first.port}/openapi.json`)).status).toBe(200);
     // A replay through the running service's embedded database switches every projection to generation 2.
     const replayed = await runCli(['projections', 'replay'], { DATA_DIR: dataDir() });
     expect(replayed.code, replayed.stderr).toBe(0);
@@ -179,6 +187,11 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const second = await startDemo();
     try {
       expect(second.key).not.toBe(first.key);
+      const base = `http://127.0.0.1:${second.port}`;
+      expect((await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${first.key}` } })).status).toBe(401);
+      // The signing secret was generated once and kept in the database: the first process's cursor still reads.
+      const nextPage = await fetch(`${base}/v1/orders?limit=2&cursor=${encodeURIComponent(firstPage.nextCursor)}`, { headers: { authorization: `Bearer ${second.key}` } });
+      expect(nextPage.status).toBe(200);
       const listed = await runCli(['keys', 'list', '--workspace', 'ws_unknown'], { DATA_DIR: dataDir() });
       expect(JSON.parse(listed.stdout)).toEqual({ workspaceId: 'ws_unknown', keys: [] });
       const seeded = await runCli(['seed', '--tenants', '2', '--seed', '1'], { DATA_DIR: dataDir() });
