@@ -8,6 +8,7 @@ export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   keys: async () => (await import('./commands/keysCommand.js')).keysCommand,
   console: async () => (await import('./commands/consoleCommand.js')).consoleCommand,
   projections: async () => (await import('./commands/projectionsCommand.js')).projectionsCommand,
+  openapi: async () => (await import('./commands/openapiCommand.js')).openapiCommand,
 };
 
 export const usage = `usage: supply-api <command> [options]
@@ -25,6 +26,7 @@ export const usage = `usage: supply-api <command> [options]
   projections status
   projections wait [--timeout S]
   projections replay [--projection NAME[,NAME]]
+  openapi
 
 Commands that print data print one JSON document on stdout; logs and progress go to stderr.
 Settings come from the environment (DATABASE_URL, EVENTSTORE_URL, DATA_DIR, …; see README.md).

@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { maxHeaderSize } from 'node:http';
 import { z } from '../../platform/zodOpenApi.js';
 import { problemCatalogue, problemCodes, type ProblemCode } from '../problems/problemCatalogue.js';
 import type { Operation } from '../v1/operation.js';
@@ -13,26 +14,40 @@ const rateLimitHeaders = {
   'X-RateLimit-Limit': { description: 'Per-key budget for the current window.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window (0 when exhausted).', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 } },
   'X-RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } },
-  RateLimit: { description: 'Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`.', schema: { type: 'string', maxLength: 100 } },
-  'RateLimit-Policy': { description: 'Policy: `<limit>;w=<window-seconds>`.', schema: { type: 'string', maxLength: 100 } },
+  RateLimit: { description: 'Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`.', schema: { type: 'string', maxLength: 100, pattern: '^limit=\\d+, remaining=\\d+, reset=\\d+$' } },
+  'RateLimit-Policy': { description: 'Policy: `<limit>;w=<window-seconds>`.', schema: { type: 'string', maxLength: 100, pattern: '^\\d+;w=\\d+$' } },
 } as const;
 
 const requestIdHeader = {
   'x-request-id': { description: 'The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID.', schema: { type: 'string', format: 'uuid', maxLength: 36 } },
 } as const;
 
-const problemSchema = z
-  .object({
-    type: z.string().url().max(300).openapi({ description: 'The error type base followed by `/` and `code`: an identifier, not a page to open.' }),
-    title: z.string().max(200).openapi({ description: 'Short summary in the negotiated language.' }),
-    status: z.number().int().min(400).max(599).openapi({ format: 'int32', description: 'Repeats the HTTP status.' }),
-    detail: z.string().max(1000).openapi({ description: 'Human text in the negotiated language; not a contract.' }),
-    instance: z.string().max(8192).openapi({ description: 'The request path without its query string.' }),
-    code: z.string().max(100).openapi({ description: `Stable English identifier; branch on it. New codes may appear. Known codes: ${problemCodes.map((c) => `\`${c}\``).join(', ')}.` }),
-    requestId: z.string().max(36).openapi({ description: 'Equals the `x-request-id` response header.' }),
-  })
-  .strict()
-  .openapi('Problem', { description: 'RFC 9457 problem document: exactly these seven fields.' });
+/** Longest code a problem document carries: the known ones, with room for codes added later. */
+const maxCodeLength = Math.max(100, ...problemCodes.map((code) => code.length));
+
+/** The problem document. `type` is the configured error type base, `/` and the code, so its bound follows the base. */
+function problemSchemaFor(errorTypeBase: string) {
+  return z
+    .object({
+      type: z
+        .string()
+        .url()
+        .max(errorTypeBase.length + 1 + maxCodeLength)
+        .openapi({ description: 'The error type base followed by `/` and `code`: an identifier, not a page to open.' }),
+      title: z.string().max(200).openapi({ description: 'Short summary in the negotiated language.' }),
+      status: z.number().int().min(400).max(599).openapi({ format: 'int32', description: 'Repeats the HTTP status.' }),
+      detail: z.string().max(1000).openapi({ description: 'Human text in the negotiated language; not a contract.' }),
+      // The request line counts toward the server's header size limit (431 beyond it), so no path is longer.
+      instance: z.string().max(maxHeaderSize).openapi({ description: 'The request path without its query string.' }),
+      code: z
+        .string()
+        .max(maxCodeLength)
+        .openapi({ description: `Stable English identifier; branch on it. New codes may appear. Known codes: ${problemCodes.map((c) => `\`${c}\``).join(', ')}.` }),
+      requestId: z.string().max(36).openapi({ description: 'Equals the `x-request-id` response header.' }),
+    })
+    .strict()
+    .openapi('Problem', { description: 'RFC 9457 problem document: exactly these seven fields.' });
+}
 
 const languageParameter = z
   .string()
@@ -69,8 +84,10 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'svc_test_<24 letters and digits>_<4 letters and digits>',
-    description: 'An API key in `Authorization: Bearer <API_KEY>`, sent exactly as issued. No other transport is accepted.',
+    description:
+      'An API key in `Authorization: Bearer <API_KEY>`, sent exactly as issued. No other transport is accepted. Each operation names the scope the key must hold in `x-required-scope` (none for `GET /v1/me`).',
   });
+  const problemSchema = problemSchemaFor(options.errorTypeBase);
   registry.register('Problem', problemSchema);
   for (const operation of operations) {
     registry.registerPath({
@@ -81,12 +98,14 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
       summary: operation.summary,
       description: `${operation.description}\n\nScope: ${operation.scope === null ? 'any valid key' : `\`${operation.scope}\``}.`,
       security: [{ [bearer.name]: [] }],
+      // The scope the key must hold, machine-readable (absent for `GET /v1/me`: any valid key).
+      ...(operation.scope === null ? {} : { 'x-required-scope': operation.scope }),
       request: {
         ...(operation.params ? { params: operation.params } : {}),
         ...(operation.query ? { query: operation.query } : {}),
         headers: z.object({ 'Accept-Language': languageParameter, 'X-Request-Id': requestIdParameter }),
       },
-      responses: responsesOf(operation, options.errorTypeBase),
+      responses: responsesOf(operation, options.errorTypeBase, problemSchema),
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
@@ -99,13 +118,30 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
       contact: { name: 'support', email: 'support@dental-supply.example' },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: options.serverUrl, description: 'This service' }],
+    servers: [serverOf(options.serverUrl)],
     security: [{ [bearer.name]: [] }],
     tags: [...new Set(operations.map((operation) => operation.tag))].map((name) => ({ name })),
   });
 }
 
-function problemResponse(codes: readonly ProblemCode[], errorTypeBase: string, headers: Record<string, unknown>): ResponseConfig {
+/**
+ * The one server: this deployment. `/v1` is the public API for server-side integrations
+ * (`x-internal: false`); a loopback address is a local development server, any other address the
+ * live service, whose keys read the workspace's real data.
+ */
+function serverOf(url: string): { url: string; description: string; 'x-internal': boolean } {
+  const host = URL.canParse(url) ? new URL(url).hostname : '';
+  const local = host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+  return {
+    url,
+    description: local ? 'Local development server (this process).' : 'Production: this deployment at its public address; every key reads real data.',
+    'x-internal': false,
+  };
+}
+
+type ProblemSchema = ReturnType<typeof problemSchemaFor>;
+
+function problemResponse(codes: readonly ProblemCode[], errorTypeBase: string, problemSchema: ProblemSchema, headers: Record<string, unknown>): ResponseConfig {
   const described = codes.map((code) => `\`${code}\` (${problemCatalogue[code].title.en})`).join(' or ');
   const first = codes[0] ?? 'common.internal_error';
   return {
@@ -128,7 +164,7 @@ function problemResponse(codes: readonly ProblemCode[], errorTypeBase: string, h
   };
 }
 
-function responsesOf(operation: Operation, errorTypeBase: string): Record<string, ResponseConfig> {
+function responsesOf(operation: Operation, errorTypeBase: string, problemSchema: ProblemSchema): Record<string, ResponseConfig> {
   const byStatus = new Map<number, ProblemCode[]>();
   const codes: ProblemCode[] = [
     ...operation.problems,
@@ -146,14 +182,15 @@ function responsesOf(operation: Operation, errorTypeBase: string): Record<string
     [operation.method === 'post' ? '202' : '200']: {
       description: 'Success.',
       headers: { ...requestIdHeader, ...rateLimitHeaders } as ResponseConfig['headers'],
-      content: { 'application/json': { schema: operation.response } },
+      // Named, so that list envelopes appear among the components (and rules can address them).
+      content: { 'application/json': { schema: operation.response.openapi(operation.responseName) } },
     },
   };
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
     // 401 and 403 use no budget and carry no rate-limit headers; every later answer does.
     const budgeted = status !== 401 && status !== 403 && status !== 500;
     const headers = status === 429 ? { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until another request is allowed.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } } : budgeted ? rateLimitHeaders : {};
-    responses[String(status)] = problemResponse(statusCodes, errorTypeBase, headers);
+    responses[String(status)] = problemResponse(statusCodes, errorTypeBase, problemSchema, headers);
   }
   return responses;
 }

@@ -1,0 +1,28 @@
+import { describe, expect, test } from 'vitest';
+import { runCli } from '../../../test/support/cli.js';
+import { buildOpenApiDocument } from '../../api/openapi/openApiDocument.js';
+import { v1Operations } from '../../api/v1/operations.js';
+
+describe('supply-api openapi', () => {
+  test('prints the document of /v1 as one JSON document, without a database', async () => {
+    const result = await runCli(['openapi'], { PUBLIC_BASE_URL: 'https://api.example.com', ERROR_TYPE_BASE: 'https://errors.example.com/v1' });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const printed: unknown = JSON.parse(result.stdout);
+    expect(printed).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(v1Operations, { serverUrl: 'https://api.example.com', errorTypeBase: 'https://errors.example.com/v1' }))));
+    expect(printed).toMatchObject({ openapi: '3.1.0', servers: [{ url: 'https://api.example.com' }] });
+  });
+
+  test('without PUBLIC_BASE_URL the server is the local default', async () => {
+    const result = await runCli(['openapi']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ servers: [{ url: 'http://localhost:8080' }] });
+  });
+
+  test('takes no arguments', async () => {
+    const result = await runCli(['openapi', '--pretty']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^supply-api: .*usage: supply-api openapi/);
+    expect(result.stdout).toBe('');
+  });
+});
