@@ -1,14 +1,15 @@
 import { z } from 'zod';
+import { code, maxSerialsPerBox } from '../../src/events/primitives.js';
 import { boxStatus } from '../../src/events/index.js';
-import { isoDate } from '../../src/events/primitives.js';
 import { boxOrigin } from '../../src/events/stock.js';
+import { responseDate, storedId } from '../shared/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A box's quantities, as an element of GET /v1/inventory/balances and as GET …/boxes/{boxId}/balance. */
 export const boxBalanceRow = z.object({
-  boxId: z.string(),
-  catalogItemId: z.string(),
-  warehouseId: z.string(),
+  boxId: storedId,
+  catalogItemId: storedId,
+  warehouseId: storedId,
   onHand: storedInteger,
   reserved: storedInteger,
   available: storedInteger,
@@ -17,14 +18,14 @@ export type BoxBalance = z.output<typeof boxBalanceRow>;
 
 /** One box (GET /v1/inventory/boxes/{boxId}): where it is, what it holds and where it came from. */
 export const boxRow = z.object({
-  boxId: z.string(),
-  code: z.string(),
-  catalogItemId: z.string(),
-  warehouseId: z.string(),
+  boxId: storedId,
+  code,
+  catalogItemId: storedId,
+  warehouseId: storedId,
   status: boxStatus,
-  lot: z.string().optional(),
-  serials: z.array(z.string()).optional(),
-  expiresOn: isoDate.optional(),
+  lot: code.optional(),
+  serials: z.array(code).max(maxSerialsPerBox).optional(),
+  expiresOn: responseDate.optional(),
   origin: boxOrigin,
 });
 export type Box = z.output<typeof boxRow>;

@@ -1,25 +1,27 @@
 import { z } from 'zod';
-import { costMeasurement } from '../../src/events/catalog.js';
+import { unitOfMeasure } from '../../src/events/catalog.js';
+import { code, name, text } from '../../src/events/primitives.js';
 import { costStatus, criticality, itemStatus } from '../../src/events/index.js';
+import { currencyCode, jsonInteger, storedId } from '../shared/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A catalog category as /v1 returns it; `parentCategoryId` only for a subcategory. */
 export const catalogCategory = z
   .object({
-    categoryId: z.string(),
-    name: z.string(),
-    parentCategoryId: z.string().optional(),
+    categoryId: storedId,
+    name,
+    parentCategoryId: storedId.optional(),
   })
   .strict();
 export type CatalogCategory = z.infer<typeof catalogCategory>;
 
 const itemFields = {
-  itemId: z.string(),
-  sku: z.string(),
-  name: z.string(),
-  categoryId: z.string(),
-  unitOfMeasure: z.string(),
-  packaging: z.string(),
+  itemId: storedId,
+  sku: code,
+  name,
+  categoryId: storedId,
+  unitOfMeasure,
+  packaging: text,
   criticality,
   tracksLot: z.boolean(),
   tracksSerial: z.boolean(),
@@ -28,10 +30,14 @@ const itemFields = {
   status: itemStatus,
 };
 
+/** The quantity a recorded cost refers to (read back from jsonb), e.g. 1 box of 100 units. */
+const costMeasurement = z.object({ quantity: jsonInteger(1), unitOfMeasure }).strict();
+
 const costFields = {
   costStatus: costStatus.optional(),
-  cost: z.number().int().optional(),
-  currency: z.string().optional(),
+  /** Stored as int8 and read as `storedInteger` (exact, within ±(2^53 - 1)); never negative. */
+  cost: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).openapi({ format: 'int64' }).optional(),
+  currency: currencyCode.optional(),
   costMeasurement: costMeasurement.optional(),
 };
 

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { code, maxOrderLines, name, text } from '../../src/events/primitives.js';
 import { fulfillmentStatus } from '../../src/events/index.js';
 import { custodyMovementType, fulfillmentEvents, receiptDiscrepancy } from '../../src/events/fulfillments.js';
+import { jsonInteger, responseTimestamp, storedId } from '../shared/responseFields.js';
 
 /**
  * The status of a delivery record. Transitions, in the order the fulfillment stream tells them:
@@ -34,45 +36,45 @@ export type FulfillmentStatus = z.infer<typeof fulfillmentStatus>;
 
 export const custodyMovementResponse = z
   .object({
-    custodyMovementId: z.string(),
+    custodyMovementId: storedId,
     type: custodyMovementType,
-    fromActorId: z.string(),
-    toActorId: z.string(),
-    location: z.string().optional(),
-    occurredAt: z.string(),
+    fromActorId: storedId,
+    toActorId: storedId,
+    location: name.optional(),
+    occurredAt: responseTimestamp,
   })
   .strict();
 export type CustodyMovementResponse = z.infer<typeof custodyMovementResponse>;
 
 export const deliveryResponse = z
-  .object({ deliveredBy: z.string(), receivedBy: z.string(), deliveredAt: z.string(), signatureRef: z.string().optional() })
+  .object({ deliveredBy: storedId, receivedBy: storedId, deliveredAt: responseTimestamp, signatureRef: code.optional() })
   .strict();
 export type DeliveryResponse = z.infer<typeof deliveryResponse>;
 
 export const receiptResponse = z
   .object({
-    receivedBy: z.string(),
-    receivedAt: z.string(),
-    lines: z.array(z.object({ lineId: z.string(), catalogItemId: z.string(), receivedQty: z.number().int() }).strict()),
-    discrepancies: z.array(receiptDiscrepancy),
+    receivedBy: storedId,
+    receivedAt: responseTimestamp,
+    lines: z.array(z.object({ lineId: storedId, catalogItemId: storedId, receivedQty: jsonInteger() }).strict()).max(maxOrderLines),
+    discrepancies: z.array(receiptDiscrepancy.extend({ expectedQty: jsonInteger(), receivedQty: jsonInteger() })).max(maxOrderLines),
   })
   .strict();
 export type ReceiptResponse = z.infer<typeof receiptResponse>;
 
 export const closureResponse = z
-  .object({ closedBy: z.string(), outcome: fulfillmentEvents.FulfillmentClosed.shape.outcome, closedAt: z.string() })
+  .object({ closedBy: storedId, outcome: fulfillmentEvents.FulfillmentClosed.shape.outcome, closedAt: responseTimestamp })
   .strict();
 export type ClosureResponse = z.infer<typeof closureResponse>;
 
 /** A delivery exception; `resolution` and `resolvedAt` once resolved. `reportedAt` and `resolvedAt` are when the events occurred. */
 export const deliveryExceptionResponse = z
   .object({
-    exceptionId: z.string(),
+    exceptionId: storedId,
     reasonCode: fulfillmentEvents.DeliveryExceptionRaised.shape.reasonCode,
-    description: z.string(),
-    reportedAt: z.string(),
+    description: text.min(1),
+    reportedAt: responseTimestamp,
     resolution: fulfillmentEvents.DeliveryExceptionResolved.shape.resolution.optional(),
-    resolvedAt: z.string().optional(),
+    resolvedAt: responseTimestamp.optional(),
   })
   .strict();
 export type DeliveryExceptionResponse = z.infer<typeof deliveryExceptionResponse>;
@@ -80,10 +82,10 @@ export type DeliveryExceptionResponse = z.infer<typeof deliveryExceptionResponse
 /** The custody history of one order, as /v1 returns it: member ids, never member names. */
 export const fulfillmentResponse = z
   .object({
-    orderId: z.string(),
-    fulfillmentId: z.string(),
+    orderId: storedId,
+    fulfillmentId: storedId,
     status: fulfillmentStatusResponse,
-    updatedAt: z.string(),
+    updatedAt: responseTimestamp,
     /** Oldest first. */
     movements: z.array(custodyMovementResponse),
     delivery: deliveryResponse.optional(),
@@ -97,13 +99,13 @@ export type FulfillmentResponse = z.infer<typeof fulfillmentResponse>;
 /** An element of the fulfillment list. */
 export const fulfillmentListItem = z
   .object({
-    orderId: z.string(),
-    fulfillmentId: z.string(),
+    orderId: storedId,
+    fulfillmentId: storedId,
     status: fulfillmentStatusResponse,
-    sourceWarehouseId: z.string(),
-    destinationWarehouseId: z.string(),
-    dispatchedAt: z.string(),
-    updatedAt: z.string(),
+    sourceWarehouseId: storedId,
+    destinationWarehouseId: storedId,
+    dispatchedAt: responseTimestamp,
+    updatedAt: responseTimestamp,
   })
   .strict();
 export type FulfillmentListItem = z.infer<typeof fulfillmentListItem>;

@@ -1,20 +1,22 @@
 import { z } from 'zod';
+import { name } from '../../src/events/primitives.js';
 import { clinicStatus, warehouseKind, warehouseStatus } from '../../src/events/index.js';
+import { storedId } from '../shared/responseFields.js';
 
 /** A clinic as /v1 returns it. */
 export const clinicRow = z.object({
-  clinicId: z.string(),
-  name: z.string(),
+  clinicId: storedId,
+  name,
   status: clinicStatus,
 });
 export type ClinicRow = z.infer<typeof clinicRow>;
 
 /** A warehouse as /v1 returns it; `clinicId` only for an express warehouse. */
 export const warehouseRow = z.object({
-  warehouseId: z.string(),
-  name: z.string(),
+  warehouseId: storedId,
+  name,
   kind: warehouseKind,
-  clinicId: z.string().optional(),
+  clinicId: storedId.optional(),
   status: warehouseStatus,
 });
 export type WarehouseRow = z.infer<typeof warehouseRow>;

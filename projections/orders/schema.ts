@@ -1,20 +1,25 @@
 import { z } from 'zod';
+import { unitOfMeasure } from '../../src/events/catalog.js';
+import { code, maxApprovalSteps, maxOrderLines, name, text } from '../../src/events/primitives.js';
 import { orderStatus, orderType } from '../../src/events/index.js';
+import { currencyCode, int32Column, jsonInteger, storedId } from '../shared/responseFields.js';
 
 /** A line of an order as /v1 returns it; `unitCost` and `currency` only for a key that may read cost. */
 export const orderLineResponse = z
   .object({
-    lineId: z.string(),
-    catalogItemId: z.string(),
-    sku: z.string(),
-    name: z.string(),
-    requestedQty: z.number().int(),
-    unitOfMeasure: z.string(),
+    lineId: storedId,
+    catalogItemId: storedId,
+    sku: code,
+    name,
+    /** An int4 column; a line always asks for at least one. */
+    requestedQty: int32Column(1),
+    unitOfMeasure,
     /** The category id. */
-    category: z.string(),
+    category: storedId,
     highValue: z.boolean(),
-    unitCost: z.number().int().optional(),
-    currency: z.string().optional(),
+    /** Read back through JSON: exact within 2^53 - 1, an error beyond; never negative. */
+    unitCost: jsonInteger(0).optional(),
+    currency: currencyCode.optional(),
   })
   .strict();
 export type OrderLineResponse = z.infer<typeof orderLineResponse>;
@@ -22,10 +27,10 @@ export type OrderLineResponse = z.infer<typeof orderLineResponse>;
 /** The approval plan as /v1 returns it: never the value it was evaluated on. */
 export const orderApprovalPlanResponse = z
   .object({
-    policyVersion: z.number().int(),
+    policyVersion: jsonInteger(1),
     requiresApproval: z.boolean(),
-    steps: z.array(z.object({ stage: z.string(), requiredScope: z.string(), minApprovers: z.number().int() }).strict()),
-    currency: z.string().optional(),
+    steps: z.array(z.object({ stage: code, requiredScope: code, minApprovers: jsonInteger(1) }).strict()).max(maxApprovalSteps),
+    currency: currencyCode.optional(),
   })
   .strict();
 export type OrderApprovalPlanResponse = z.infer<typeof orderApprovalPlanResponse>;
@@ -33,19 +38,20 @@ export type OrderApprovalPlanResponse = z.infer<typeof orderApprovalPlanResponse
 /** One order as /v1 returns it. Order value, currency and patient reference are never stored, so never shown. */
 export const orderResponse = z
   .object({
-    orderId: z.string(),
-    number: z.number().int(),
+    orderId: storedId,
+    /** An int4 column; order numbers start at 1. */
+    number: int32Column(1),
     type: orderType,
     status: orderStatus,
-    requesterId: z.string(),
-    clinicId: z.string(),
-    destinationWarehouseId: z.string(),
-    preferredSourceWarehouseId: z.string().optional(),
-    justification: z.string().optional(),
-    lines: z.array(orderLineResponse),
+    requesterId: storedId,
+    clinicId: storedId,
+    destinationWarehouseId: storedId,
+    preferredSourceWarehouseId: storedId.optional(),
+    justification: text.min(1).optional(),
+    lines: z.array(orderLineResponse).min(1).max(maxOrderLines),
     approvalPlan: orderApprovalPlanResponse.optional(),
     /** Grows by one every time the status changes; 1 once drafted. */
-    version: z.number().int(),
+    version: int32Column(1),
   })
   .strict();
 export type OrderResponse = z.infer<typeof orderResponse>;

@@ -1,27 +1,28 @@
 import { z } from 'zod';
+import { code } from '../../src/events/primitives.js';
 import { movementType } from '../../src/events/index.js';
-import { isoTimestamp } from '../../src/events/primitives.js';
+import { responseTimestamp, storedId } from '../shared/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A ledger entry of a box, as GET /v1/inventory/boxes/{boxId}/movements lists it. */
 export const stockMovementRow = z.object({
-  movementId: z.string(),
+  movementId: storedId,
   type: movementType,
-  boxId: z.string(),
-  catalogItemId: z.string(),
+  boxId: storedId,
+  catalogItemId: storedId,
   quantityDelta: storedInteger,
-  actorId: z.string(),
+  actorId: storedId,
   /** When it happened physically. */
-  occurredAt: isoTimestamp,
+  occurredAt: responseTimestamp,
   /** When the event store accepted it. */
-  recordedAt: isoTimestamp,
+  recordedAt: responseTimestamp,
   reservedDelta: storedInteger.optional(),
-  secondActorId: z.string().optional(),
-  fromWarehouseId: z.string().optional(),
-  toWarehouseId: z.string().optional(),
-  reasonCode: z.string().optional(),
-  idempotencyKey: z.string().optional(),
-  correlationId: z.string().optional(),
-  splitId: z.string().optional(),
+  secondActorId: storedId.optional(),
+  fromWarehouseId: storedId.optional(),
+  toWarehouseId: storedId.optional(),
+  reasonCode: code.optional(),
+  idempotencyKey: code.optional(),
+  correlationId: code.optional(),
+  splitId: code.optional(),
 });
 export type StockMovement = z.output<typeof stockMovementRow>;

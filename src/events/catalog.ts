@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { currency, id, minorUnits, positiveQuantity } from './primitives.js';
+import { code, currency, id, minorUnits, name, positiveQuantity, text } from './primitives.js';
 
 export const criticality = z.enum(['low', 'medium', 'high', 'critical']);
 export const itemStatus = z.enum(['active', 'inactive', 'discontinued']);
 export const costStatus = z.enum(['confirmed', 'estimated', 'missing']);
-export const unitOfMeasure = z.string().regex(/^[a-z_]+$/, 'lowercase unit such as unit, box, milliliter');
+export const unitOfMeasure = z.string().max(50).regex(/^[a-z_]+$/, 'lowercase unit such as unit, box, milliliter');
 
 /** The quantity a recorded cost refers to, e.g. 1 box of 100 units. */
 export const costMeasurement = z
@@ -12,11 +12,11 @@ export const costMeasurement = z
   .strict();
 
 const itemFields = {
-  sku: z.string().min(1),
-  name: z.string().min(1),
+  sku: code,
+  name,
   categoryId: id,
   unitOfMeasure,
-  packaging: z.string(),
+  packaging: text,
   criticality,
   tracksLot: z.boolean(),
   tracksSerial: z.boolean(),
@@ -28,8 +28,8 @@ const itemFields = {
 
 /** Catalog categories and items, including cost (which only some keys may read). */
 export const catalogEvents = {
-  CatalogCategoryDefined: z.object({ categoryId: id, name: z.string().min(1), parentCategoryId: id.optional() }).strict(),
-  CatalogCategoryRenamed: z.object({ categoryId: id, name: z.string().min(1) }).strict(),
+  CatalogCategoryDefined: z.object({ categoryId: id, name, parentCategoryId: id.optional() }).strict(),
+  CatalogCategoryRenamed: z.object({ categoryId: id, name }).strict(),
 
   CatalogItemDefined: z.object({ itemId: id, ...itemFields, status: itemStatus }).strict(),
   CatalogItemRevised: z.object({ itemId: id }).merge(z.object(itemFields).partial()).strict(),

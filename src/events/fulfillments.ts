@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id, isoTimestamp, quantity } from './primitives.js';
+import { code, id, isoTimestamp, maxOrderLines, name, quantity, text } from './primitives.js';
 
 /** Delivery record statuses; the order's status follows them (see orders.ts). */
 export const fulfillmentStatus = z.enum(['dispatched', 'in_transit', 'delivered', 'exception', 'received', 'partially_received', 'closed']);
@@ -28,8 +28,8 @@ export const fulfillmentEvents = {
       sourceWarehouseId: id,
       destinationWarehouseId: id,
       dispatchedBy: id,
-      carrier: z.string().min(1).optional(),
-      trackingCode: z.string().min(1).optional(),
+      carrier: name.optional(),
+      trackingCode: code.optional(),
       boxIds: z.array(id).min(1),
     })
     .strict(),
@@ -40,19 +40,19 @@ export const fulfillmentEvents = {
       type: custodyMovementType,
       fromActorId: id,
       toActorId: id,
-      location: z.string().min(1).optional(),
+      location: name.optional(),
       occurredAt: isoTimestamp,
     })
     .strict(),
   FulfillmentDelivered: z
-    .object({ orderId: id, deliveredBy: id, receivedBy: id, deliveredAt: isoTimestamp, signatureRef: z.string().optional() })
+    .object({ orderId: id, deliveredBy: id, receivedBy: id, deliveredAt: isoTimestamp, signatureRef: code.optional() })
     .strict(),
   DeliveryExceptionRaised: z
     .object({
       orderId: id,
       exceptionId: id,
       reasonCode: z.enum(['damaged', 'lost', 'delayed', 'refused', 'temperature', 'wrong_address']),
-      description: z.string().min(1),
+      description: text.min(1),
       reportedBy: id,
     })
     .strict(),
@@ -64,8 +64,8 @@ export const fulfillmentEvents = {
       orderId: id,
       receivedBy: id,
       receivedAt: isoTimestamp,
-      lines: z.array(z.object({ lineId: id, catalogItemId: id, receivedQty: quantity }).strict()),
-      discrepancies: z.array(receiptDiscrepancy),
+      lines: z.array(z.object({ lineId: id, catalogItemId: id, receivedQty: quantity }).strict()).max(maxOrderLines),
+      discrepancies: z.array(receiptDiscrepancy).max(maxOrderLines),
     })
     .strict(),
   FulfillmentClosed: z

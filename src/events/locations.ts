@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id } from './primitives.js';
+import { id, name } from './primitives.js';
 
 export const clinicStatus = z.enum(['active', 'inactive', 'closed']);
 export const warehouseKind = z.enum(['central', 'express']);
@@ -7,14 +7,14 @@ export const warehouseStatus = z.enum(['active', 'inactive', 'closed']);
 
 /** Clinics (locations) and warehouses. An express warehouse belongs to one clinic. */
 export const locationEvents = {
-  ClinicOpened: z.object({ clinicId: id, name: z.string().min(1), status: clinicStatus }).strict(),
-  ClinicRenamed: z.object({ clinicId: id, name: z.string().min(1) }).strict(),
+  ClinicOpened: z.object({ clinicId: id, name, status: clinicStatus }).strict(),
+  ClinicRenamed: z.object({ clinicId: id, name }).strict(),
   ClinicStatusChanged: z.object({ clinicId: id, status: clinicStatus }).strict(),
 
   WarehouseOpened: z
     .object({
       warehouseId: id,
-      name: z.string().min(1),
+      name,
       kind: warehouseKind,
       clinicId: id.optional(),
       status: warehouseStatus,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { currency, id, minorUnits, positiveQuantity } from './primitives.js';
+import { code, currency, id, maxApprovalSteps, maxOrderLines, minorUnits, name, positiveQuantity, text } from './primitives.js';
 import { unitOfMeasure } from './catalog.js';
 
 export const orderType = z.enum(['general', 'clinical']);
@@ -27,8 +27,8 @@ export const orderLine = z
   .object({
     lineId: id,
     catalogItemId: id,
-    sku: z.string().min(1),
-    name: z.string().min(1),
+    sku: code,
+    name,
     requestedQty: positiveQuantity,
     unitOfMeasure,
     categoryId: id,
@@ -39,14 +39,14 @@ export const orderLine = z
   .strict();
 
 export const approvalStep = z
-  .object({ stage: z.string().min(1), requiredScope: z.string().min(1), minApprovers: z.number().int().positive() })
+  .object({ stage: code, requiredScope: code, minApprovers: z.number().int().positive() })
   .strict();
 
 export const approvalPlan = z
   .object({
     policyVersion: z.number().int().positive(),
     requiresApproval: z.boolean(),
-    steps: z.array(approvalStep),
+    steps: z.array(approvalStep).max(maxApprovalSteps),
     evaluatedValue: minorUnits.optional(),
     currency: currency.optional(),
   })
@@ -68,9 +68,9 @@ export const orderEvents = {
       clinicId: id,
       destinationWarehouseId: id,
       preferredSourceWarehouseId: id.optional(),
-      justification: z.string().min(1).optional(),
+      justification: text.min(1).optional(),
       patientRef: z.string().min(1).optional(),
-      lines: z.array(orderLine).min(1),
+      lines: z.array(orderLine).min(1).max(maxOrderLines),
       value: minorUnits.nonnegative().optional(),
       currency: currency.optional(),
     })

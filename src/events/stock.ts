@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id, isoDate, isoTimestamp, quantity } from './primitives.js';
+import { code, id, isoDate, isoTimestamp, maxSerialsPerBox, quantity } from './primitives.js';
 
 export const boxStatus = z.enum(['active', 'quarantined', 'depleted', 'expired', 'disposed']);
 
@@ -14,7 +14,7 @@ export const movementType = z.enum(['receive', 'consume', 'issue', 'transfer', '
 export const boxOrigin = z
   .object({
     type: z.enum(['purchase', 'order', 'transfer', 'count']),
-    reference: z.string().min(1).optional(),
+    reference: code.optional(),
   })
   .strict();
 
@@ -23,17 +23,17 @@ export const stockEvents = {
   BoxRegistered: z
     .object({
       boxId: id,
-      code: z.string().min(1),
+      code,
       catalogItemId: id,
       warehouseId: id,
       status: boxStatus,
-      lot: z.string().min(1).optional(),
-      serials: z.array(z.string().min(1)).optional(),
+      lot: code.optional(),
+      serials: z.array(code).max(maxSerialsPerBox).optional(),
       expiresOn: isoDate.optional(),
       origin: boxOrigin,
     })
     .strict(),
-  BoxStatusChanged: z.object({ boxId: id, status: boxStatus, reasonCode: z.string().optional() }).strict(),
+  BoxStatusChanged: z.object({ boxId: id, status: boxStatus, reasonCode: code.optional() }).strict(),
 
   /** One ledger entry. `occurredAt` is when it happened physically; the event's own time is when it was recorded. */
   StockMovementRecorded: z
@@ -48,10 +48,10 @@ export const stockEvents = {
       secondActorId: id.optional(),
       fromWarehouseId: id.optional(),
       toWarehouseId: id.optional(),
-      reasonCode: z.string().min(1).optional(),
-      idempotencyKey: z.string().min(1).optional(),
-      correlationId: z.string().min(1).optional(),
-      splitId: z.string().min(1).optional(),
+      reasonCode: code.optional(),
+      idempotencyKey: code.optional(),
+      correlationId: code.optional(),
+      splitId: code.optional(),
       occurredAt: isoTimestamp,
     })
     .strict()
