@@ -3,12 +3,13 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { allProjections } from '../../projections/index.js';
 import { createApp } from '../../src/api/createApp.js';
+import { listen } from '../../src/api/listen.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createConsoleActions, type ConsoleActions } from '../../src/console/consoleActions.js';
 import { checkKeyRequester } from '../../src/console/keyRequester.js';
 import { seed } from '../../src/console/seed.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
-import type { EventStore } from '../../src/eventStore/eventStore.js';
+import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
 import { composeApi } from '../../src/main/apiComposition.js';
@@ -17,6 +18,7 @@ import { createLogger } from '../../src/platform/logger.js';
 import { startProjector, type Projector } from '../../src/projecting/projector.js';
 import { waitForProjections } from '../../src/projecting/status.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
+import { createResponseValidator, type ResponseValidator } from './openApiValidator.js';
 
 export const testAsOf = '2026-11-01T00:00:00.000Z';
 export const testErrorTypeBase = 'https://problems.test.example/v1';
@@ -41,11 +43,30 @@ export type ApiTestBed = {
   /** Issues a key for the tenant's owner (first member) with these scopes. */
   issueKey(tenant: TenantSummary, scopes: readonly string[]): Promise<string>;
   revokeKey(key: string): Promise<void>;
-  request(path: string, options?: { key?: string; headers?: Record<string, string>; method?: string; body?: string }): Promise<ApiResponse>;
+  /**
+   * Every answer is checked against the OpenAPI document the API serves (it throws when it does not
+   * match); `validate: false` is for a request deliberately outside the contract, whose error
+   * answers must still be problem documents.
+   */
+  request(path: string, options?: { key?: string; headers?: Record<string, string>; method?: string; body?: string; validate?: boolean }): Promise<ApiResponse>;
   /** Waits until the projections have applied everything appended so far. */
   settle(): Promise<void>;
   close(): Promise<void>;
 };
+
+/** Paths outside the /v1 contract that tests may still call through `request`. */
+const pathsOutsideTheContract = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs'];
+
+const validators = new WeakMap<object, ResponseValidator>();
+
+/** One validator per OpenAPI document (the one the API under test serves). */
+function validatorFor(document: object): ResponseValidator {
+  const known = validators.get(document);
+  if (known !== undefined) return known;
+  const created = createResponseValidator(document, { errorTypeBase: testErrorTypeBase, unvalidatedPaths: pathsOutsideTheContract });
+  validators.set(document, created);
+  return created;
+}
 
 /**
  * A real API on an ephemeral port over a fresh Postgres database seeded with the small
@@ -80,21 +101,46 @@ export async function createApiTestBed(
     });
     api = await composeApi(config, logger, database.pool, { serverUrl: 'http://localhost' });
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
-    server = await new Promise<Server>((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
+    server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const running = { projector, server, api };
+    // The log's visible head lags behind a commit while any transaction of the cluster is open, so
+    // settling waits for the position of the bed's own last append too.
+    let lastAppended: LogPosition = logStart;
+    const noteAppended = (position: LogPosition) => {
+      if (compareLogPositions(position, lastAppended) > 0) lastAppended = position;
+    };
+    const trackedStore: EventStore = {
+      ...eventStore,
+      kind: eventStore.kind,
+      append: async (...args) => {
+        const result = await eventStore.append(...args);
+        noteAppended(result.position);
+        return result;
+      },
+      appendMany: async (writes) => {
+        const results = await eventStore.appendMany(writes);
+        for (const result of results) noteAppended(result.position);
+        return results;
+      },
+      readStream: (name) => eventStore.readStream(name),
+      readAll: (from, max) => eventStore.readAll(from, max),
+      subscribe: (subscribeOptions) => eventStore.subscribe(subscribeOptions),
+      head: () => eventStore.head(),
+      streamNames: (prefix) => eventStore.streamNames(prefix),
+      close: () => eventStore.close(),
+    };
     const settle = async () => {
       const head = await eventStore.head();
-      await waitForProjections(database.pool, eventStore, allProjections, 60, { pollMs: 50, atLeast: head.position });
+      const atLeast = compareLogPositions(head.position, lastAppended) > 0 ? head.position : lastAppended;
+      await waitForProjections(database.pool, eventStore, allProjections, 60, { pollMs: 50, atLeast });
     };
     await settle();
     return {
       baseUrl,
       database,
       eventStore,
-      console: createConsoleActions({ eventStore, clock: systemClock }),
+      console: createConsoleActions({ eventStore: trackedStore, clock: systemClock }),
       tenants: summary.tenants,
       logs,
       issueKey: async (tenant, scopes) => {
@@ -124,6 +170,11 @@ export async function createApiTestBed(
         } catch {
           body = undefined;
         }
+        const validator = validatorFor(running.api.openApi);
+        const sent = new URL(response.url === '' ? `${baseUrl}${path}` : response.url);
+        const answer = { method: requestOptions.method ?? 'GET', path: `${sent.pathname}${sent.search}`, status: response.status, headers: response.headers, body, text };
+        if (requestOptions.validate === false) validator.validateProblemOnly(answer);
+        else validator.validate(answer);
         return { status: response.status, headers: response.headers, text, body };
       },
       settle,

@@ -30,8 +30,9 @@ export function errorHandler(errorTypeBase: string, logger: Logger): ErrorReques
 
 function knownError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  // Express's router reports a path segment that is not valid percent-encoding as a URIError.
-  if (error instanceof URIError) return invalidRequest('path');
+  // Express's router reports a path segment that is not valid percent-encoding as a URIError:
+  // such a path names nothing, like any unknown path.
+  if (error instanceof URIError) return new ApiError('common.not_found');
   const type = typeof error === 'object' && error !== null && 'type' in error ? (error as { type: unknown }).type : undefined;
   if (type === 'entity.too.large') return new ApiError('common.payload_too_large');
   if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') return invalidRequest('body');

@@ -99,6 +99,15 @@ export const problemCatalogue = {
       pt: 'O corpo da requisição é maior do que o serviço aceita.',
     },
   },
+  'common.request_header_too_large': {
+    status: 431,
+    title: { en: 'Request headers too large', es: 'Cabeceras de la solicitud demasiado grandes', pt: 'Cabeçalhos da requisição grandes demais' },
+    detail: {
+      en: 'The request line and headers together are larger than the service accepts.',
+      es: 'La línea de solicitud y las cabeceras juntas superan lo que el servicio acepta.',
+      pt: 'A linha de requisição e os cabeçalhos juntos são maiores do que o serviço aceita.',
+    },
+  },
   'common.too_many_requests': {
     status: 429,
     title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
@@ -153,10 +162,10 @@ export const invalidRequestDetails = {
     es: 'El parámetro de consulta "status" debe ser uno de los valores de estado documentados.',
     pt: 'O parâmetro de consulta "status" deve ser um dos valores de status documentados.',
   },
-  path: {
-    en: 'The request path is not valid percent-encoded text.',
-    es: 'La ruta de la solicitud no es texto válido codificado con porcentajes.',
-    pt: 'O caminho da requisição não é um texto válido codificado com porcentagem.',
+  http: {
+    en: 'The request is not valid HTTP.',
+    es: 'La solicitud no es HTTP válido.',
+    pt: 'A requisição não é HTTP válido.',
   },
   body: {
     en: 'The request body is not valid JSON.',

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../../../test/support/apiTestBed.js';
@@ -111,10 +112,46 @@ describe('problem documents', () => {
     expect((response.body as { code: string }).code).toBe('common.payload_too_large');
   });
 
-  test('given a path with broken percent-encoding, then 400 common.invalid_request, never 500', async () => {
+  test('given a path with broken percent-encoding, then 404 common.not_found (it names nothing), never 500', async () => {
     const response = await rawGet(`/v1/orders/%E0%A4%A`, key);
-    expect(response.status).toBe(400);
-    expect(JSON.parse(response.body)).toMatchObject({ code: 'common.invalid_request', instance: '/v1/orders/%E0%A4%A' });
+    expect(response.status).toBe(404);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'common.not_found', instance: '/v1/orders/%E0%A4%A' });
+  });
+
+  test('given a request Node cannot parse, then a problem document with a request id still answers', async () => {
+    const url = new URL(bed.baseUrl);
+    const answer = async (raw: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => socket.end(raw));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const huge = await answer(`GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1.1 431 /);
+    expect(huge).toMatch(/x-request-id: [0-9a-f-]{36}/);
+    expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'common.request_header_too_large', status: 431 });
+    const badLength = await answer('GET /v1/me HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+    expect(badLength).toMatch(/^HTTP\/1.1 400 /);
+    expect(JSON.parse(badLength.slice(badLength.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'common.invalid_request', status: 400 });
+  });
+
+  test('given a chunked body over the limit on a GET, then 413 as for a declared one', async () => {
+    const body = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 40; i += 1) controller.enqueue(new TextEncoder().encode('x'.repeat(1024)));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${bed.baseUrl}/v1/me`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body, duplex: 'half' } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+
+  test('given a trailing slash, then the path is another one: 404', async () => {
+    const response = await bed.request('/v1/orders/', { key });
+    expect(response.status).toBe(404);
+    expect((response.body as { code: string }).code).toBe('common.not_found');
   });
 
   test('given any answer, then it has nosniff and no x-powered-by; /v1 answers are no-store', async () => {

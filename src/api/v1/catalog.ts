@@ -4,7 +4,7 @@ import { z } from '../../platform/zodOpenApi.js';
 import { terminalPage } from '../pagination/page.js';
 import { ApiError } from '../problems/apiError.js';
 import { defineOperation, type OperationContext } from './operation.js';
-import { idParameter, listEnvelope, maxIdLength } from './parameters.js';
+import { idParameter, listEnvelope, couldExist } from './parameters.js';
 
 const catalogItemResponse = catalogItem.openapi('CatalogItem', {
   description:
@@ -40,7 +40,7 @@ export const getCatalogItemOperation = defineOperation({
   responseName: 'CatalogItem',
   problems: ['catalog.item_not_found'],
   handle: async (context, { params }) => {
-    const item = params.itemId.length > maxIdLength ? undefined : await getItem(context.db, context.principal.tenantId, params.itemId, { includeCost: includeCost(context) });
+    const item = !couldExist(params.itemId) ? undefined : await getItem(context.db, context.principal.tenantId, params.itemId, { includeCost: includeCost(context) });
     if (item === undefined) throw new ApiError('catalog.item_not_found');
     return item;
   },

@@ -5,7 +5,7 @@ import { z } from '../../platform/zodOpenApi.js';
 import { keysetPage } from '../pagination/page.js';
 import { ApiError } from '../problems/apiError.js';
 import { defineOperation } from './operation.js';
-import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, maxIdLength, maxPageSize } from './parameters.js';
+import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
 
 export const listFulfillmentsOperation = defineOperation({
   operationId: 'listFulfillments',
@@ -51,7 +51,7 @@ export const getFulfillmentOperation = defineOperation({
   responseName: 'Fulfillment',
   problems: ['common.not_found'],
   handle: async (context, { params }) => {
-    const fulfillment = params.orderId.length > maxIdLength ? undefined : await getFulfillment(context.db, context.principal.tenantId, params.orderId);
+    const fulfillment = !couldExist(params.orderId) ? undefined : await getFulfillment(context.db, context.principal.tenantId, params.orderId);
     if (fulfillment === undefined) throw new ApiError('common.not_found');
     return fulfillment;
   },

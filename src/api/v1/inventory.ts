@@ -6,7 +6,7 @@ import { z } from '../../platform/zodOpenApi.js';
 import { keysetPage, terminalPage } from '../pagination/page.js';
 import { ApiError } from '../problems/apiError.js';
 import { defineOperation, type OperationContext } from './operation.js';
-import { cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, maxIdLength, maxPageSize } from './parameters.js';
+import { cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
 
 const boxBalanceResponse = boxBalanceRow.strict().openapi('BoxBalance', {
   description: 'Quantities of one box in the unit of its item: `available` = `onHand` - `reserved`.',
@@ -45,7 +45,7 @@ export const listBalancesOperation = defineOperation({
     const limit = query.limit ?? defaultPageSize;
     const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
     const afterBoxId = query.cursor === undefined ? undefined : context.cursors.decode(scope, query.cursor);
-    const tooLong = (id: string | undefined) => id !== undefined && id.length > maxIdLength;
+    const tooLong = (id: string | undefined) => id !== undefined && !couldExist(id);
     const rows =
       tooLong(query.catalogItemId) || tooLong(query.warehouseId)
         ? []
@@ -60,7 +60,7 @@ export const listBalancesOperation = defineOperation({
 });
 
 async function boxOr404<T>(context: OperationContext, boxId: string, read: (tenantId: string, boxId: string) => Promise<T | undefined>): Promise<T> {
-  const found = boxId.length > maxIdLength ? undefined : await read(context.principal.tenantId, boxId);
+  const found = !couldExist(boxId) ? undefined : await read(context.principal.tenantId, boxId);
   if (found === undefined) throw new ApiError('inventory.box_not_found');
   return found;
 }
@@ -108,7 +108,7 @@ export const listBoxMovementsOperation = defineOperation({
   responseName: 'StockMovementList',
   problems: ['inventory.box_not_found'],
   handle: async (context, { params }) => {
-    const movements = params.boxId.length > maxIdLength ? [] : await listBoxMovements(context.db, context.principal.tenantId, params.boxId);
+    const movements = !couldExist(params.boxId) ? [] : await listBoxMovements(context.db, context.principal.tenantId, params.boxId);
     // A box's ledger starts with its receipt, so an empty ledger almost always means no such box.
     if (movements.length === 0) await boxOr404(context, params.boxId, (tenantId, boxId) => getBoxBalance(context.db, tenantId, boxId));
     return terminalPage(movements);

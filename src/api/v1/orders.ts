@@ -5,7 +5,7 @@ import { z } from '../../platform/zodOpenApi.js';
 import { keysetPage } from '../pagination/page.js';
 import { ApiError } from '../problems/apiError.js';
 import { defineOperation } from './operation.js';
-import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, maxIdLength, maxPageSize } from './parameters.js';
+import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
 
 orderLineResponse.openapi('OrderLine', {
   description: 'A line of an order. `unitCost` and `currency` appear only for a key holding `catalog.cost:read`. No additional properties.',
@@ -63,7 +63,7 @@ export const getOrderOperation = defineOperation({
   problems: ['orders.not_found'],
   handle: async (context, { params }) => {
     const order =
-      params.orderId.length > maxIdLength
+      !couldExist(params.orderId)
         ? undefined
         : await getOrder(context.db, context.principal.tenantId, params.orderId, { includeCost: context.principal.scopes.includes('catalog.cost:read') });
     if (order === undefined) throw new ApiError('orders.not_found');

@@ -7,10 +7,18 @@ export const maxPageSize = 200;
 /** Ids are opaque; none is longer than this, so a longer one is simply not found. */
 export const maxIdLength = 200;
 
-/** `limit`: digits only, 1 to 200; absent means 50. */
+/**
+ * Whether an id sent by a client could name a stored record: ids are at most 200 characters and,
+ * being Postgres text, never hold a NUL. Anything else is simply not found, without a query.
+ */
+export function couldExist(id: string): boolean {
+  return id.length <= maxIdLength && !id.includes('\u0000');
+}
+
+/** `limit`: digits only (leading zeros allowed), 1 to 200; absent means 50. */
 export const limitParameter = z
   .string()
-  .regex(/^\d{1,12}$/)
+  .regex(/^\d+$/)
   .transform(Number)
   .pipe(z.number().int().min(1).max(maxPageSize))
   .optional()

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import type { DatabasePool } from 'slonik';
 import type { z } from 'zod';
 import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
@@ -27,13 +27,14 @@ export const maxBodyBytes = 16 * 1024;
  * handler. Every answer is `Cache-Control: no-store`.
  */
 export function v1Router(deps: V1Dependencies): Router {
-  const router = Router();
-  router.use((request, response, next) => {
+  // Strict: `/v1/orders/` is not `/v1/orders` (an empty id is no id).
+  const router = Router({ strict: true });
+  router.use((_request, response, next) => {
     response.set('Cache-Control', 'no-store');
-    const length = Number(request.headers['content-length'] ?? 0);
-    if (Number.isFinite(length) && length > maxBodyBytes) throw new ApiError('common.payload_too_large');
     next();
   });
+  // Any body, declared or chunked, is read up to the limit and refused beyond it (413).
+  router.use(express.raw({ type: () => true, limit: maxBodyBytes }));
   const methodsByPath = new Map<string, string[]>();
   for (const operation of deps.operations) {
     const path = expressPath(operation.path);
