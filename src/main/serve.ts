@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { allProjections } from '../../projections/index.js';
 import { createApp } from '../api/createApp.js';
+import { listen } from '../api/listen.js';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
@@ -60,10 +61,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       errorTypeBase: config.errorTypeBase,
       ...(api === undefined ? {} : { api }),
     });
-    server = await new Promise<Server>((resolve, reject) => {
-      const listening = app.listen(options.port, () => resolve(listening));
-      listening.once('error', reject);
-    });
+    server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
     const address = server.address();
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {
