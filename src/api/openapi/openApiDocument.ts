@@ -64,8 +64,9 @@ const requestIdParameter = z
 const decisions = `
 Decisions where the specification leaves a choice ("not shown"), kept additive-friendly:
 
-- **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked.
-- **Request bodies**: no GET operation reads one. A body larger than ${maxBodyBytes} bytes answers 413 \`common.payload_too_large\`; a body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
+- **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked; so is a path with a trailing slash (routing is strict) or one that is not valid percent-encoding (it names nothing).
+- **Requests that cannot be parsed** (headers over the server's limit, a malformed \`Content-Length\`): 431 \`common.request_header_too_large\` or 400 \`common.invalid_request\`, with \`instance\` \`/\` and the connection closed.
+- **Request bodies**: no GET operation uses one. A body larger than ${maxBodyBytes} bytes, declared or chunked, answers 413 \`common.payload_too_large\`; a body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
 - **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`.
 - **Order of checks**: key (401), scope (403), request budget (429), then parameters (400) and the resource (404). A request that passes the key and scope checks uses the budget whatever its answer, and carries the rate-limit headers.
 - **Cursors** are signed and bound to the operation and the workspace that issued them.
