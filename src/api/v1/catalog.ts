@@ -2,9 +2,9 @@ import { getItem, listCategories, listItems } from '../../../projections/catalog
 import { catalogCategory, catalogItem } from '../../../projections/catalog/schema.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { terminalPage } from '../pagination/page.js';
-import { ApiError } from '../problems/apiError.js';
 import { defineOperation, type OperationContext } from './operation.js';
-import { idParameter, listEnvelope, couldExist } from './parameters.js';
+import { idParameter, listEnvelope } from './parameters.js';
+import { foundOr404 } from './reads.js';
 
 const catalogItemResponse = catalogItem.openapi('CatalogItem', {
   description:
@@ -39,11 +39,8 @@ export const getCatalogItemOperation = defineOperation({
   response: catalogItemResponse,
   responseName: 'CatalogItem',
   problems: ['catalog.item_not_found'],
-  handle: async (context, { params }) => {
-    const item = !couldExist(params.itemId) ? undefined : await getItem(context.db, context.principal.tenantId, params.itemId, { includeCost: includeCost(context) });
-    if (item === undefined) throw new ApiError('catalog.item_not_found');
-    return item;
-  },
+  handle: async (context, { params }) =>
+    foundOr404(params.itemId, 'catalog.item_not_found', (itemId) => getItem(context.db, context.principal.tenantId, itemId, { includeCost: includeCost(context) })),
 });
 
 export const listCatalogCategoriesOperation = defineOperation({

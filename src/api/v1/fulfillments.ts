@@ -2,10 +2,9 @@ import { getFulfillment, listFulfillments } from '../../../projections/fulfillme
 import { fulfillmentListItem, fulfillmentResponse } from '../../../projections/fulfillments/schema.js';
 import { fulfillmentStatus } from '../../events/index.js';
 import { z } from '../../platform/zodOpenApi.js';
-import { keysetPage } from '../pagination/page.js';
-import { ApiError } from '../problems/apiError.js';
 import { defineOperation } from './operation.js';
-import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
+import { cursorParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
+import { creationOrderedPage, foundOr404 } from './reads.js';
 
 export const listFulfillmentsOperation = defineOperation({
   operationId: 'listFulfillments',
@@ -24,17 +23,10 @@ export const listFulfillmentsOperation = defineOperation({
   response: listEnvelope(fulfillmentListItem.openapi('FulfillmentListItem'), maxPageSize),
   responseName: 'FulfillmentList',
   problems: ['common.invalid_request'],
-  handle: async (context, { query }) => {
-    const limit = query.limit ?? defaultPageSize;
-    const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
-    const afterSeq = query.cursor === undefined ? undefined : creationPosition.decode(context.cursors.decode(scope, query.cursor));
-    const rows = await listFulfillments(context.db, context.principal.tenantId, {
-      limit,
-      ...(afterSeq === undefined ? {} : { afterSeq }),
-      ...(query.status === undefined ? {} : { status: query.status }),
-    });
-    return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf: (row) => row.item });
-  },
+  handle: async (context, { query }) =>
+    creationOrderedPage(context, query, (page) =>
+      listFulfillments(context.db, context.principal.tenantId, { ...page, ...(query.status === undefined ? {} : { status: query.status }) }),
+    ),
 });
 
 export const getFulfillmentOperation = defineOperation({
@@ -50,9 +42,6 @@ export const getFulfillmentOperation = defineOperation({
   response: fulfillmentResponse.openapi('Fulfillment'),
   responseName: 'Fulfillment',
   problems: ['common.not_found'],
-  handle: async (context, { params }) => {
-    const fulfillment = !couldExist(params.orderId) ? undefined : await getFulfillment(context.db, context.principal.tenantId, params.orderId);
-    if (fulfillment === undefined) throw new ApiError('common.not_found');
-    return fulfillment;
-  },
+  handle: async (context, { params }) =>
+    foundOr404(params.orderId, 'common.not_found', (orderId) => getFulfillment(context.db, context.principal.tenantId, orderId)),
 });

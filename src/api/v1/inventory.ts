@@ -4,9 +4,9 @@ import { listBoxMovements } from '../../../projections/stockMovements/queries.js
 import { stockMovementRow } from '../../../projections/stockMovements/schema.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { keysetPage, terminalPage } from '../pagination/page.js';
-import { ApiError } from '../problems/apiError.js';
 import { defineOperation, type OperationContext } from './operation.js';
-import { cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
+import { couldExist, cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
+import { foundOr404 } from './reads.js';
 
 const boxBalanceResponse = boxBalanceRow.strict().openapi('BoxBalance', {
   description: 'Quantities of one box in the unit of its item: `available` = `onHand` - `reserved`.',
@@ -59,11 +59,8 @@ export const listBalancesOperation = defineOperation({
   },
 });
 
-async function boxOr404<T>(context: OperationContext, boxId: string, read: (tenantId: string, boxId: string) => Promise<T | undefined>): Promise<T> {
-  const found = !couldExist(boxId) ? undefined : await read(context.principal.tenantId, boxId);
-  if (found === undefined) throw new ApiError('inventory.box_not_found');
-  return found;
-}
+const boxOr404 = <T>(context: OperationContext, boxId: string, read: (tenantId: string, boxId: string) => Promise<T | undefined>): Promise<T> =>
+  foundOr404(boxId, 'inventory.box_not_found', (id) => read(context.principal.tenantId, id));
 
 export const getBoxOperation = defineOperation({
   operationId: 'getInventoryBox',

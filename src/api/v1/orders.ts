@@ -2,10 +2,9 @@ import { getOrder, listOrders } from '../../../projections/orders/queries.js';
 import { orderApprovalPlanResponse, orderLineResponse, orderListItem, orderResponse } from '../../../projections/orders/schema.js';
 import { orderStatus } from '../../events/index.js';
 import { z } from '../../platform/zodOpenApi.js';
-import { keysetPage } from '../pagination/page.js';
-import { ApiError } from '../problems/apiError.js';
 import { defineOperation } from './operation.js';
-import { creationPosition, cursorParameter, defaultPageSize, idParameter, limitParameter, listEnvelope, couldExist, maxPageSize } from './parameters.js';
+import { cursorParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
+import { creationOrderedPage, foundOr404 } from './reads.js';
 
 orderLineResponse.openapi('OrderLine', {
   description: 'A line of an order. `unitCost` and `currency` appear only for a key holding `catalog.cost:read`. No additional properties.',
@@ -36,17 +35,10 @@ export const listOrdersOperation = defineOperation({
   response: listEnvelope(orderListItem.openapi('OrderListItem'), maxPageSize),
   responseName: 'OrderList',
   problems: ['common.invalid_request'],
-  handle: async (context, { query }) => {
-    const limit = query.limit ?? defaultPageSize;
-    const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
-    const afterSeq = query.cursor === undefined ? undefined : creationPosition.decode(context.cursors.decode(scope, query.cursor));
-    const rows = await listOrders(context.db, context.principal.tenantId, {
-      limit,
-      ...(afterSeq === undefined ? {} : { afterSeq }),
-      ...(query.status === undefined ? {} : { status: query.status }),
-    });
-    return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf: (row) => row.item });
-  },
+  handle: async (context, { query }) =>
+    creationOrderedPage(context, query, (page) =>
+      listOrders(context.db, context.principal.tenantId, { ...page, ...(query.status === undefined ? {} : { status: query.status }) }),
+    ),
 });
 
 export const getOrderOperation = defineOperation({
@@ -61,12 +53,8 @@ export const getOrderOperation = defineOperation({
   response: orderSchema,
   responseName: 'Order',
   problems: ['orders.not_found'],
-  handle: async (context, { params }) => {
-    const order =
-      !couldExist(params.orderId)
-        ? undefined
-        : await getOrder(context.db, context.principal.tenantId, params.orderId, { includeCost: context.principal.scopes.includes('catalog.cost:read') });
-    if (order === undefined) throw new ApiError('orders.not_found');
-    return order;
-  },
+  handle: async (context, { params }) =>
+    foundOr404(params.orderId, 'orders.not_found', (orderId) =>
+      getOrder(context.db, context.principal.tenantId, orderId, { includeCost: context.principal.scopes.includes('catalog.cost:read') }),
+    ),
 });
