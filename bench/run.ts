@@ -4,9 +4,14 @@
  */
 export type BenchResult = {
   readonly bench: string;
-  readonly figures: Readonly<Record<string, number>>;
+  /** Flat figures, or one level of groups (e.g. per endpoint). */
+  readonly figures: Readonly<Record<string, number | Readonly<Record<string, number>>>>;
   readonly ratio?: number;
   readonly target?: Readonly<Record<string, number>>;
+  /** Per target: whether this run meets it. */
+  readonly pass?: Readonly<Record<string, boolean>>;
+  /** Set when the run is not valid (e.g. failed requests): the result is still printed, and the exit code is 1. */
+  readonly failure?: string;
 };
 
 export type BenchModule = { run(args: readonly string[]): Promise<BenchResult> };
@@ -15,6 +20,7 @@ const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   eventstore: () => import('./eventstore.js'),
   replay: () => import('./replay.js'),
   lag: () => import('./lag.js'),
+  api: () => import('./api.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -26,6 +32,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const result = await (await load()).run(args);
   process.stdout.write(`${JSON.stringify(result)}\n`);
+  if (result.failure !== undefined) {
+    process.stderr.write(`\n*** BENCH ${result.bench.toUpperCase()} FAILED: ${result.failure}\n*** its figures are not valid\n`);
+    return 1;
+  }
   return 0;
 }
 

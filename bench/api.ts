@@ -1,0 +1,779 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { availableParallelism, loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { z } from 'zod';
+import { allProjections } from '../projections/index.js';
+import { createProgressBar } from '../src/cli/progressBar.js';
+import { checkKeyRequester } from '../src/console/keyRequester.js';
+import { historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
+import type { TenantSummary } from '../src/console/seedSummary.js';
+import { createPostgresEventStore } from '../src/eventStore/postgresEventStore.js';
+import { issueKey } from '../src/keys/keyIssuer.js';
+import { issuableScopes } from '../src/keys/scopes.js';
+import { systemClock } from '../src/platform/clock.js';
+import { createDatabasePool } from '../src/platform/db.js';
+import { createLogger } from '../src/platform/logger.js';
+import { migrate } from '../src/platform/migrate.js';
+import { sql } from '../src/platform/sql.js';
+import { replayProjections } from '../src/projecting/replay.js';
+import {
+  createBenchDatabase,
+  megabytes,
+  note,
+  oneOf,
+  percentile,
+  positiveInteger,
+  round,
+  seedBenchHistory,
+  utcDay,
+  wholeNumber,
+  type BenchDatabase,
+} from './benchSupport.js';
+import type { BenchResult } from './run.js';
+
+/**
+ * Throughput, latency and memory of the real API process against a bare node:http + pg yardstick,
+ * on real Postgres in a database of its own that is dropped at the end:
+ *
+ *   npm run bench -- api [--seconds 10] [--rounds 5] [--warmup 2] [--connections 32]
+ *                        [--scale medium] [--tenants 1] [--days 90] [--seed 7] [--as-of 2026-01-05]
+ *                        [--order-ids 300] [--only ordersList,orderById,balances]
+ *                        [--redis redis://127.0.0.1:6379] [--cpu-prof DIR] [--skip-tx-probe]
+ *
+ * Setup (not measured): migrate, seed the console history, rebuild every projection
+ * (replayProjections), VACUUM ANALYZE, issue a key holding every issuable scope for the first
+ * tenant's owner.
+ *
+ * Then two child processes, so that each one's RSS and CPU are its own:
+ *   - the API: `node bin/supply-api.js serve --roles api` (LOG_LEVEL=warn; the request budget
+ *     raised to 1 000 000 a minute, the most RATE_LIMIT_PER_MINUTE accepts; in memory; the api role
+ *     runs no projector, the data is projected already);
+ *   - the baseline (bench/apiBaseline.ts): node:http + pg.Pool(10) running the same SELECT text,
+ *     JSON.stringify in the same envelope; no auth, budget, validation or logging.
+ * Both must first give the same data for each URL. Then per endpoint, autocannon with
+ * `--connections` connections: `--warmup` s on each server (discarded), then `--seconds` s on each,
+ * measured in `--rounds` alternating slices (API, baseline, baseline, API, …, with a pause after each
+ * so that requests still queued do not spill into the next), so that both see the same load from
+ * whatever else runs on the machine:
+ *   GET /v1/orders?limit=50, GET /v1/orders/{id} (round-robin over `--order-ids` real ids of the
+ *   tenant), GET /v1/inventory/balances?limit=200; the Authorization header is sent to both.
+ * Latency percentiles are taken from every 2xx response's own time (autocannon's histogram is in
+ * whole ms). RSS of each child is read from /proc every 200 ms; CPU per request of each child, of
+ * the bench database's Postgres backends and of this process (the load generator) from /proc.
+ *
+ * With --redis URL, the API is also started with REDIS_URL (request budget in Redis) and measured
+ * against the in-memory one the same way; with --cpu-prof DIR the API child writes a V8 CPU
+ * profile there when it stops.
+ *
+ * Any non-2xx answer, connection error or timeout fails the bench (exit code 1) after printing.
+ *
+ * The transaction probe (skip with --skip-tx-probe) counts the Postgres transactions one request
+ * costs on each server: 100 sequential requests per endpoint, with pg_stat_database.xact_commit
+ * read from another database before and after, each time once the bench database's backends have
+ * flushed their statistics (PG flushes an idle backend's counters after 10 s; ~35 s in all).
+ */
+
+const endpoints = ['ordersList', 'orderById', 'balances'] as const;
+type Endpoint = (typeof endpoints)[number];
+
+/** The largest RATE_LIMIT_PER_MINUTE the configuration accepts (src/config/config.ts). */
+const raisedBudgetPerMinute = 1_000_000;
+/** Linux USER_HZ: /proc CPU times are in 1/100 s on every mainstream kernel build. */
+const clockTicksPerSecond = 100;
+/** Pause after each slice, unmeasured, so that requests the server still has queued finish first. */
+const slicePauseMs = 500;
+
+export async function run(args: readonly string[]): Promise<BenchResult> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      seconds: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '32' },
+      scale: { type: 'string', default: 'medium' },
+      tenants: { type: 'string', default: '1' },
+      days: { type: 'string', default: '90' },
+      seed: { type: 'string', default: '7' },
+      'as-of': { type: 'string', default: '2026-01-05' },
+      'order-ids': { type: 'string', default: '300' },
+      only: { type: 'string', default: endpoints.join(',') },
+      redis: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'skip-tx-probe': { type: 'boolean', default: false },
+    },
+  });
+  const params: HistoryParams = {
+    seed: wholeNumber('seed', values.seed),
+    tenants: positiveInteger('tenants', values.tenants),
+    days: positiveInteger('days', values.days),
+    scale: oneOf('scale', values.scale, historyScales),
+    asOf: utcDay('as-of', values['as-of']),
+  };
+  const load: LoadShape = {
+    seconds: positiveInteger('seconds', values.seconds),
+    rounds: positiveInteger('rounds', values.rounds),
+    warmupSeconds: wholeNumber('warmup', values.warmup),
+    connections: positiveInteger('connections', values.connections),
+  };
+  const orderIdCount = positiveInteger('order-ids', values['order-ids']);
+  const measured = values.only.split(',').map((name) => oneOf('only', name.trim(), endpoints));
+  const redisUrl = values.redis;
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+  const database = await createBenchDatabase();
+  const children = new Set<Child>();
+  // Children must not outlive the bench, whatever ends it.
+  const killAll = (): void => {
+    for (const child of children) child.process.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  let stats: pg.Client | undefined;
+  try {
+    const data = await prepareData(database, params, orderIdCount);
+    stats = new pg.Client({ connectionString: adminUrl });
+    await stats.connect();
+    const backends = postgresBackends(stats, database.name);
+
+    const apiArgv = ['bin/supply-api.js', 'serve', '--roles', 'api'];
+    const apiEnv = { DATABASE_URL: database.connectionUri, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(raisedBudgetPerMinute) };
+    const api = await startChild(children, 'api', apiArgv, apiEnv, values['cpu-prof']);
+    const baseline = await startChild(children, 'baseline', ['bin/run-ts.js', 'bench/apiBaseline.ts'], {
+      DATABASE_URL: database.connectionUri,
+      BENCH_TENANT_ID: data.tenant.workspaceId,
+    });
+    const paths = requestPaths(data.orderIds);
+    const headers = { authorization: `Bearer ${data.key}` };
+    await checkSameAnswers(api, baseline, paths, headers);
+    const apiIdleRss = await rssOf(api);
+    const baselineIdleRss = await rssOf(baseline);
+    note(
+      `api pid ${api.process.pid} (rss ${megabytes(apiIdleRss)} MB idle), baseline pid ${baseline.process.pid} ` +
+        `(rss ${megabytes(baselineIdleRss)} MB idle); same data for every URL`,
+    );
+
+    const context: MeasureContext = { headers, load, backends };
+    const apiRss = sampleRss(api);
+    const baselineRss = sampleRss(baseline);
+    const runs = new Map<Endpoint, { api: Measured; baseline: Measured; redis?: { memory: Measured; redis: Measured } }>();
+    const runOf = (endpoint: Endpoint) => {
+      const found = runs.get(endpoint);
+      if (found === undefined) throw new Error(`no run of ${endpoint}`);
+      return found;
+    };
+    let apiHeapTotalPeak = 0;
+    for (const endpoint of measured) {
+      const [apiRun, baselineRun] = await measureInterleaved(endpoint, [api, baseline], paths[endpoint], context);
+      if (apiRun === undefined || baselineRun === undefined) throw new Error('a run is missing');
+      runs.set(endpoint, { api: apiRun, baseline: baselineRun });
+      const heap = await heapOf(api);
+      apiHeapTotalPeak = Math.max(apiHeapTotalPeak, heap.total);
+      note(
+        `${endpoint.padEnd(10)} api ${apiRun.rps} req/s p50 ${apiRun.p50Ms} p99 ${apiRun.p99Ms} ms, cpu/req ${apiRun.cpuUsPerRequest} µs + pg ${apiRun.postgresCpuUsPerRequest} µs | ` +
+          `baseline ${baselineRun.rps} req/s p50 ${baselineRun.p50Ms} p99 ${baselineRun.p99Ms} ms, cpu/req ${baselineRun.cpuUsPerRequest} µs + pg ${baselineRun.postgresCpuUsPerRequest} µs | ` +
+          `ratio ${round(apiRun.rps / baselineRun.rps, 3)}`,
+      );
+      note(`${''.padEnd(10)} api rss ${megabytes(await rssOf(api))} MB, V8 heap ${megabytes(heap.used)} MB used of ${megabytes(heap.total)} MB`);
+    }
+    const apiPeakRss = apiRss.stop();
+    const baselinePeakRss = baselineRss.stop();
+
+    let probe: { api: number; baseline: number } | undefined;
+    if (!values['skip-tx-probe']) probe = await transactionProbe(transactionCounter(stats, database.name), api, baseline, paths, headers);
+
+    let redisPeakRss: number | undefined;
+    if (redisUrl !== undefined) {
+      if (await redisAnswers(redisUrl)) {
+        const apiRedis = await startChild(children, 'api-redis', apiArgv, { ...apiEnv, REDIS_URL: redisUrl });
+        const rss = sampleRss(apiRedis);
+        for (const endpoint of measured) {
+          const [memory, redis] = await measureInterleaved(endpoint, [api, apiRedis], paths[endpoint], context);
+          if (memory === undefined || redis === undefined) throw new Error('a run is missing');
+          runOf(endpoint).redis = { memory, redis };
+          note(`${endpoint.padEnd(10)} api, budget in Redis: ${redis.rps} req/s p99 ${redis.p99Ms} ms | budget in memory: ${memory.rps} req/s p99 ${memory.p99Ms} ms`);
+        }
+        redisPeakRss = rss.stop();
+      } else {
+        note(`!!! Redis at ${redisUrl} does not answer PING: the Redis run is skipped`);
+      }
+    }
+
+    const figuresOf = (endpoint: Endpoint): Record<string, number> => {
+      const { api: a, baseline: b, redis } = runOf(endpoint);
+      return {
+        apiRps: a.rps,
+        baselineRps: b.rps,
+        ratio: round(a.rps / b.rps, 3),
+        apiP50Ms: a.p50Ms,
+        apiP99Ms: a.p99Ms,
+        baselineP50Ms: b.p50Ms,
+        baselineP99Ms: b.p99Ms,
+        // CPU per request of each server process and of the bench database's Postgres backends.
+        apiCpuUsPerReq: a.cpuUsPerRequest,
+        baselineCpuUsPerReq: b.cpuUsPerRequest,
+        apiPgCpuUsPerReq: a.postgresCpuUsPerRequest,
+        baselinePgCpuUsPerReq: b.postgresCpuUsPerRequest,
+        loadGenCpuUsPerReq: a.loadGenCpuUsPerRequest,
+        // How busy the cores were during the API's slices (everything on the machine counts).
+        apiRunMachineBusyPct: a.machineBusyPct,
+        apiBytesPerResponse: a.bytesPerResponse,
+        ...(redis === undefined
+          ? {}
+          : { apiRedisRps: redis.redis.rps, apiRedisP99Ms: redis.redis.p99Ms, redisToMemoryRatio: round(redis.redis.rps / redis.memory.rps, 3) }),
+      };
+    };
+    const perEndpoint = Object.fromEntries(measured.map((endpoint) => [endpoint, figuresOf(endpoint)]));
+    const ratio = Math.min(...measured.map((endpoint) => round(runOf(endpoint).api.rps / runOf(endpoint).baseline.rps, 3)));
+    const apiWorstP99Ms = Math.max(...measured.map((endpoint) => runOf(endpoint).api.p99Ms));
+    const apiPeakRssMb = megabytes(apiPeakRss);
+    const target = { ratio: 0.5, p99Ms: 30, rssMb: 200 };
+
+    const failures = measured.flatMap((endpoint) => {
+      const { api: a, baseline: b, redis } = runOf(endpoint);
+      return [a, b, ...(redis === undefined ? [] : [redis.memory, redis.redis])].flatMap((m) => (m.failure === undefined ? [] : [`${endpoint} ${m.failure}`]));
+    });
+
+    return {
+      bench: 'api',
+      figures: {
+        ...perEndpoint,
+        apiPeakRssMb,
+        apiIdleRssMb: megabytes(apiIdleRss),
+        // The V8 heap the API had reserved after each endpoint's runs, from its /metrics (highest).
+        apiHeapTotalMb: megabytes(apiHeapTotalPeak),
+        baselinePeakRssMb: megabytes(baselinePeakRss),
+        baselineIdleRssMb: megabytes(baselineIdleRss),
+        ...(redisPeakRss === undefined ? {} : { apiRedisPeakRssMb: megabytes(redisPeakRss) }),
+        apiWorstP99Ms,
+        ...(probe === undefined ? {} : { apiTxPerRequest: probe.api, baselineTxPerRequest: probe.baseline }),
+        tenantOrders: data.orders,
+        tenantBoxes: data.boxes,
+        events: data.events,
+        connections: load.connections,
+        seconds: load.seconds,
+        cores: availableParallelism(),
+        // The machine's 1-minute load average as the runs ended (the generator, both servers and
+        // Postgres share these cores, with anything else running).
+        loadAvg1m: round(loadavg()[0] ?? 0, 2),
+      },
+      ratio,
+      target,
+      pass: { ratio: ratio >= target.ratio, p99Ms: apiWorstP99Ms <= target.p99Ms, rssMb: apiPeakRssMb <= target.rssMb },
+      ...(failures.length === 0 ? {} : { failure: failures.join('; ') }),
+    };
+  } finally {
+    // Requests still queued in a server finish before it is stopped.
+    await sleep(1000);
+    for (const child of [...children]) await stopChild(children, child).catch(() => undefined);
+    process.off('exit', killAll);
+    await stats?.end().catch(() => undefined);
+    await database.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup.
+
+type BenchData = {
+  readonly tenant: TenantSummary;
+  readonly key: string;
+  readonly orderIds: readonly string[];
+  readonly orders: number;
+  readonly boxes: number;
+  readonly events: number;
+};
+
+const countRow = z.object({ count: z.bigint() });
+const orderIdRow = z.object({ orderId: z.string() });
+
+async function prepareData(database: BenchDatabase, params: HistoryParams, orderIdCount: number): Promise<BenchData> {
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const { connectionUri } = database;
+  const pool = await createDatabasePool(connectionUri, 4);
+  const store = createPostgresEventStore({ pool, kind: 'postgres', logger, connectionUri });
+  try {
+    await migrate(pool, logger);
+    note(`database ${database.name}: seed ${params.seed}, ${params.tenants} tenants, ${params.days} days, ${params.scale}`);
+    const seeded = await seedBenchHistory(store, params);
+    note(`seed: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
+    const bar = createProgressBar('replay', 'events', true);
+    bar.start(0);
+    try {
+      await replayProjections({ pool, eventStore: store, projections: allProjections, logger, onProgress: ({ seen, total }) => bar.update(seen, total) });
+    } finally {
+      bar.stop();
+    }
+    await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+
+    const tenant = seeded.summary.tenants[0];
+    const memberId = tenant?.memberIds[0];
+    if (tenant === undefined || memberId === undefined) throw new Error('the seed has no tenant with an owner');
+    const tenantId = tenant.workspaceId;
+    const orders = await pool.oneFirst(sql.type(countRow)`SELECT count(*) FROM read_models.orders WHERE tenant_id = ${tenantId}`);
+    const boxes = await pool.oneFirst(sql.type(countRow)`SELECT count(*) FROM read_models.boxes WHERE tenant_id = ${tenantId}`);
+    // A fixed, spread-out sample (by hash, not by age) of the tenant's orders.
+    const orderIds = await pool.anyFirst(sql.type(orderIdRow)`
+      SELECT order_id AS "orderId" FROM read_models.orders WHERE tenant_id = ${tenantId} ORDER BY md5(order_id) LIMIT ${orderIdCount}
+    `);
+    if (orderIds.length === 0) throw new Error(`tenant ${tenantId} has no orders`);
+    const issued = await issueKey(
+      { pool, clock: systemClock, checkRequester: (w, m) => checkKeyRequester(store, w, m) },
+      { workspaceId: tenantId, memberId, scopes: issuableScopes, name: 'bench' },
+    );
+    note(`tenant ${tenantId}: ${orders} orders, ${boxes} boxes; key ${issued.prefix}… with ${issued.scopes.length} scopes; ${orderIds.length} order ids`);
+    return { tenant, key: issued.key, orderIds, orders: Number(orders), boxes: Number(boxes), events: seeded.events };
+  } finally {
+    await store.close();
+    await pool.end();
+  }
+}
+
+type RequestPaths = Readonly<Record<Endpoint, readonly string[]>>;
+
+function requestPaths(orderIds: readonly string[]): RequestPaths {
+  return {
+    ordersList: ['/v1/orders?limit=50'],
+    orderById: orderIds.map((id) => `/v1/orders/${encodeURIComponent(id)}`),
+    balances: ['/v1/inventory/balances?limit=200'],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes.
+
+type Child = {
+  readonly name: string;
+  readonly process: ChildProcess;
+  readonly baseUrl: string;
+  readonly exited: Promise<number | null>;
+  stderrTail(): string;
+};
+
+/** Lines of a child's stderr passed on to ours. */
+const forwardedLines = 20;
+
+/** Environment settings that would change what the API child connects to; the bench sets its own. */
+const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
+
+async function startChild(
+  children: Set<Child>,
+  name: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cpuProfDir?: string,
+): Promise<Child> {
+  const port = await freePort();
+  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !inheritedButNotWanted.includes(key)));
+  const nodeFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+  const child = spawn(process.execPath, [...nodeFlags, ...argv, '--port', String(port)], {
+    env: { ...baseEnv, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const tail: string[] = [];
+  let partial = '';
+  let lineCount = 0;
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      lineCount += 1;
+      // The first lines go through; a flood (say, an error per request) is only counted.
+      if (lineCount <= forwardedLines) note(`[${name}] ${line}`);
+    }
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      if (lineCount > forwardedLines) note(`[${name}] … ${lineCount - forwardedLines} more lines on stderr not shown`);
+      resolve(code);
+    }),
+  );
+  const started: Child = { name, process: child, baseUrl: `http://127.0.0.1:${port}`, exited, stderrTail: () => tail.join('\n') };
+  children.add(started);
+  await waitForHealth(started, 60_000);
+  return started;
+}
+
+async function waitForHealth(child: Child, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void child.exited.then((code) => {
+    exitCode = code;
+  });
+  while (performance.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${child.name} exited (code ${exitCode}) before answering /healthz:\n${child.stderrTail()}`);
+    try {
+      const response = await fetch(`${child.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${child.name} did not answer /healthz within ${timeoutMs} ms:\n${child.stderrTail()}`);
+}
+
+/** SIGTERM (graceful: a --cpu-prof profile is written on exit), SIGKILL after 15 s. */
+async function stopChild(children: Set<Child>, child: Child): Promise<void> {
+  if (!children.delete(child)) return;
+  if (child.process.exitCode === null && child.process.signalCode === null) {
+    child.process.kill('SIGTERM');
+    const killed = setTimeout(() => child.process.kill('SIGKILL'), 15_000);
+    await child.exited;
+    clearTimeout(killed);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and measurement.
+
+/** Both servers must give the same data (lists: data and hasMore; the cursors differ by design). */
+async function checkSameAnswers(api: Child, baseline: Child, paths: RequestPaths, headers: Record<string, string>): Promise<void> {
+  for (const endpoint of endpoints) {
+    for (const path of paths[endpoint].slice(0, 5)) {
+      const [fromApi, fromBaseline] = await Promise.all(
+        [api, baseline].map(async (child) => {
+          const response = await fetch(`${child.baseUrl}${path}`, { headers });
+          const body: unknown = await response.json();
+          if (response.status !== 200) throw new Error(`${child.name} answered ${response.status} to GET ${path}: ${JSON.stringify(body)}`);
+          return body;
+        }),
+      );
+      const comparable = (body: unknown): unknown => {
+        if (endpoint === 'orderById' || body === null || typeof body !== 'object') return body;
+        const { nextCursor: _cursor, ...rest } = body as Record<string, unknown>;
+        return rest;
+      };
+      if (!isDeepStrictEqual(comparable(fromApi), comparable(fromBaseline))) {
+        throw new Error(`the API and the baseline answer GET ${path} differently:\napi      ${JSON.stringify(fromApi).slice(0, 600)}\nbaseline ${JSON.stringify(fromBaseline).slice(0, 600)}`);
+      }
+    }
+  }
+}
+
+type LoadShape = { readonly seconds: number; readonly rounds: number; readonly warmupSeconds: number; readonly connections: number };
+
+type Measured = {
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly responses: number;
+  readonly bytesPerResponse: number;
+  readonly cpuUsPerRequest: number;
+  readonly postgresCpuUsPerRequest: number;
+  readonly machineBusyPct: number;
+  readonly loadGenCpuUsPerRequest: number;
+  /** Set when any request of the warm-up or the run was not a 2xx answer. */
+  readonly failure?: string;
+};
+
+type Cannonade = {
+  readonly result: autocannon.Result;
+  /** Of the 2xx responses, in ms, in arrival order. */
+  readonly latencies: readonly number[];
+  readonly statusCodes: ReadonlyMap<number, number>;
+};
+
+/** One autocannon run over `paths` (round-robin across all connections). */
+function cannonade(baseUrl: string, paths: readonly string[], headers: Record<string, string>, connections: number, seconds: number): Promise<Cannonade> {
+  let next = 0;
+  const latencies: number[] = [];
+  const statusCodes = new Map<number, number>();
+  const first = paths[0] ?? '/';
+  const request: autocannon.Request =
+    paths.length === 1
+      ? { method: 'GET', path: first }
+      : {
+          method: 'GET',
+          path: first,
+          setupRequest: (req) => {
+            const path = paths[next % paths.length] ?? first;
+            next += 1;
+            return { ...req, path };
+          },
+        };
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      { url: baseUrl, connections, duration: seconds, headers, requests: [request], timeout: 10 },
+      (error: unknown, result: autocannon.Result) => {
+        if (error !== null && error !== undefined) reject(error instanceof Error ? error : new Error(String(error)));
+        else resolve({ result, latencies, statusCodes });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      statusCodes.set(statusCode, (statusCodes.get(statusCode) ?? 0) + 1);
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+function failureOf(run: Cannonade, phase: string): string | undefined {
+  const { result } = run;
+  const bad = [...run.statusCodes].filter(([status]) => status < 200 || status >= 300);
+  if (bad.length === 0 && result.errors === 0 && result.timeouts === 0 && result.non2xx === 0) return undefined;
+  return `${phase}: ${bad.map(([status, count]) => `${count}× ${status}`).join(', ') || 'no bad status'}, ${result.errors} errors, ${result.timeouts} timeouts`;
+}
+
+type MeasureContext = { readonly headers: Record<string, string>; readonly load: LoadShape; readonly backends: PostgresBackends };
+
+/** What one server's measured slices add up to. */
+type Tally = {
+  ok: number;
+  seconds: number;
+  wallSeconds: number;
+  bytes: number;
+  latencies: number[];
+  childCpu: number;
+  postgresCpu: number;
+  machineCpu: number;
+  loadGenCpu: number;
+  failures: string[];
+};
+
+/**
+ * Warms every server up, then measures them in `rounds` alternating slices of seconds/rounds each
+ * (the order reversed every other round), pausing after each slice.
+ */
+async function measureInterleaved(endpoint: Endpoint, children: readonly Child[], paths: readonly string[], { headers, load, backends }: MeasureContext): Promise<Measured[]> {
+  const tallies = children.map(
+    (): Tally => ({ ok: 0, seconds: 0, wallSeconds: 0, bytes: 0, latencies: [], childCpu: 0, postgresCpu: 0, machineCpu: 0, loadGenCpu: 0, failures: [] }),
+  );
+  const record = (tally: Tally, failure: string | undefined): void => {
+    if (failure === undefined) return;
+    tally.failures.push(failure);
+    note(`!!! ${endpoint}: ${failure}`);
+  };
+  if (load.warmupSeconds > 0) {
+    for (const [index, child] of children.entries()) {
+      const tally = tallies[index];
+      const warm = await cannonade(child.baseUrl, paths, headers, load.connections, load.warmupSeconds);
+      if (tally !== undefined) record(tally, failureOf(warm, `${child.name} warm-up`));
+      await sleep(slicePauseMs);
+    }
+  }
+  const sliceSeconds = load.seconds / load.rounds;
+  for (let round = 0; round < load.rounds; round += 1) {
+    const order = children.map((child, index) => ({ child, tally: tallies[index] }));
+    if (round % 2 === 1) order.reverse();
+    for (const { child, tally } of order) {
+      const pid = child.process.pid;
+      if (pid === undefined || tally === undefined) throw new Error(`${child.name} has no pid`);
+      const childCpu = await processCpuSeconds(pid);
+      const postgresCpu = await backends.cpu();
+      const machine = await machineCpuSeconds();
+      const self = process.cpuUsage();
+      const started = performance.now();
+      const slice = await cannonade(child.baseUrl, paths, headers, load.connections, sliceSeconds);
+      tally.wallSeconds += (performance.now() - started) / 1000;
+      const selfCpu = process.cpuUsage(self);
+      tally.childCpu += (await processCpuSeconds(pid)) - childCpu;
+      tally.machineCpu += (await machineCpuSeconds()) - machine;
+      tally.postgresCpu += await backends.cpuSince(postgresCpu);
+      tally.loadGenCpu += (selfCpu.user + selfCpu.system) / 1e6;
+      tally.ok += slice.result['2xx'];
+      tally.seconds += slice.result.duration;
+      tally.bytes += slice.result.throughput.total;
+      for (const latency of slice.latencies) tally.latencies.push(latency);
+      record(tally, failureOf(slice, child.name));
+      await sleep(slicePauseMs);
+    }
+  }
+  return tallies.map((tally) => {
+    const { ok } = tally;
+    const perRequestUs = (seconds: number): number => (ok === 0 ? 0 : Math.round((seconds * 1e6) / ok));
+    const latencies = Float64Array.from(tally.latencies).sort();
+    return {
+      rps: Math.round(ok / tally.seconds),
+      p50Ms: round(percentile(latencies, 0.5), 2),
+      p99Ms: round(percentile(latencies, 0.99), 2),
+      responses: ok,
+      bytesPerResponse: ok === 0 ? 0 : Math.round(tally.bytes / ok),
+      cpuUsPerRequest: perRequestUs(tally.childCpu),
+      postgresCpuUsPerRequest: perRequestUs(tally.postgresCpu),
+      machineBusyPct: Math.round((100 * tally.machineCpu) / (tally.wallSeconds * availableParallelism())),
+      loadGenCpuUsPerRequest: perRequestUs(tally.loadGenCpu),
+      ...(tally.failures.length === 0 ? {} : { failure: tally.failures.join('; ') }),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc readings.
+
+async function rssOf(child: Child): Promise<number> {
+  const status = await readFile(`/proc/${child.process.pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+  return kb === undefined ? 0 : Number(kb) * 1024;
+}
+
+/** The API's V8 heap and external memory, from the prom-client default metrics on /metrics. */
+async function heapOf(child: Child): Promise<{ total: number; used: number; external: number }> {
+  const text = await (await fetch(`${child.baseUrl}/metrics`)).text();
+  const metric = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { total: metric('nodejs_heap_size_total_bytes'), used: metric('nodejs_heap_size_used_bytes'), external: metric('nodejs_external_memory_bytes') };
+}
+
+/** Peak RSS of the child, read every 200 ms until stop(). */
+function sampleRss(child: Child): { stop(): number } {
+  let peak = 0;
+  const timer = setInterval(() => {
+    void rssOf(child)
+      .then((rss) => {
+        peak = Math.max(peak, rss);
+      })
+      .catch(() => undefined);
+  }, 200);
+  void rssOf(child).then((rss) => {
+    peak = Math.max(peak, rss);
+  });
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+/** utime + stime of a process (all its threads), in seconds. */
+async function processCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after "pid (comm) ": state is the 3rd field overall; utime and stime the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+}
+
+type PostgresBackends = {
+  /** CPU seconds so far of each backend connected to the bench database. */
+  cpu(): Promise<ReadonlyMap<number, number>>;
+  /** CPU seconds its backends spent since `before` (a backend new since then counts from 0). */
+  cpuSince(before: ReadonlyMap<number, number>): Promise<number>;
+};
+
+/** The bench database's backends, listed from pg_stat_activity (on `client`, another database). */
+function postgresBackends(client: pg.Client, databaseName: string): PostgresBackends {
+  const cpu = async (): Promise<Map<number, number>> => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [databaseName]);
+    const seconds = new Map<number, number>();
+    for (const { pid } of rows) {
+      // A backend may exit between the listing and the read.
+      const used = await processCpuSeconds(pid).catch(() => undefined);
+      if (used !== undefined) seconds.set(pid, used);
+    }
+    return seconds;
+  };
+  return {
+    cpu,
+    cpuSince: async (before) => {
+      let total = 0;
+      for (const [pid, seconds] of await cpu()) total += seconds - (before.get(pid) ?? 0);
+      return total;
+    },
+  };
+}
+
+/** Busy CPU seconds of the whole machine (all cores, everything but idle and iowait). */
+async function machineCpuSeconds(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? '';
+  const [, ...ticks] = line.trim().split(/\s+/).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks;
+  return (user + nice + system + irq + softirq + steal) / clockTicksPerSecond;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions per request.
+
+type TransactionCounter = { read(): Promise<number> };
+
+/** xact_commit + xact_rollback of the bench database, read from a connection to another database. */
+function transactionCounter(client: pg.Client, databaseName: string): TransactionCounter {
+  return {
+    read: async () => {
+      const { rows } = await client.query<{ xacts: string }>(
+        'SELECT (xact_commit + xact_rollback)::text AS xacts FROM pg_stat_database WHERE datname = $1',
+        [databaseName],
+      );
+      return Number(rows[0]?.xacts ?? Number.NaN);
+    },
+  };
+}
+
+/**
+ * The count once the bench database's backends have flushed their statistics: an idle backend
+ * flushes after 10 s (pools close idle connections after 10 s too, and an exiting backend
+ * flushes); then it must hold still for 2 s.
+ */
+async function settledTransactions(counter: TransactionCounter): Promise<number> {
+  await sleep(11_000);
+  let last = await counter.read();
+  for (let stable = 0; stable < 2; ) {
+    await sleep(1000);
+    const now = await counter.read();
+    stable = now === last ? stable + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+async function transactionProbe(
+  counter: TransactionCounter,
+  api: Child,
+  baseline: Child,
+  paths: RequestPaths,
+  headers: Record<string, string>,
+): Promise<{ api: number; baseline: number }> {
+  note('transaction probe: 100 sequential requests per endpoint on each server, waiting for Postgres statistics (~35 s)');
+  const requests = async (child: Child): Promise<number> => {
+    let sent = 0;
+    for (const endpoint of endpoints) {
+      const list = paths[endpoint];
+      for (let i = 0; i < 100; i += 1) {
+        const response = await fetch(`${child.baseUrl}${list[i % list.length] ?? ''}`, { headers });
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`${child.name} answered ${response.status} during the transaction probe`);
+        sent += 1;
+      }
+    }
+    return sent;
+  };
+  const before = await settledTransactions(counter);
+  const apiRequests = await requests(api);
+  const between = await settledTransactions(counter);
+  const baselineRequests = await requests(baseline);
+  const after = await settledTransactions(counter);
+  const result = { api: round((between - before) / apiRequests, 2), baseline: round((after - between) / baselineRequests, 2) };
+  note(`Postgres transactions per request: api ${result.api}, baseline ${result.baseline}`);
+  return result;
+}
