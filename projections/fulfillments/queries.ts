@@ -16,7 +16,7 @@ export type ListFulfillmentsOptions = {
  */
 export async function listFulfillments(db: CommonQueryMethods, tenantId: string, options: ListFulfillmentsOptions): Promise<readonly FulfillmentListRow[]> {
   const { afterSeq = 0n, limit, status } = options;
-  return db.any(sql.type(fulfillmentListRow)`
+  const rows = await db.any(sql.type(fulfillmentListRow)`
     SELECT creation_seq AS seq, order_id AS "orderId", fulfillment_id AS "fulfillmentId", status,
       source_warehouse_id AS "sourceWarehouseId", destination_warehouse_id AS "destinationWarehouseId",
       dispatched_at AS "dispatchedAt", updated_at AS "updatedAt"
@@ -27,6 +27,7 @@ export async function listFulfillments(db: CommonQueryMethods, tenantId: string,
     ORDER BY creation_seq
     LIMIT ${limit + 1}
   `);
+  return rows.map(({ seq, ...item }) => ({ seq, item }));
 }
 
 /**

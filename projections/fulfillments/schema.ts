@@ -111,5 +111,6 @@ export const fulfillmentListItem = z
 export type FulfillmentListItem = z.infer<typeof fulfillmentListItem>;
 
 /** A list row: the item and its creation sequence, which the API signs into the cursor. */
-export const fulfillmentListRow = fulfillmentListItem.extend({ seq: z.bigint() }).transform(({ seq, ...item }) => ({ seq, item }));
-export type FulfillmentListRow = z.infer<typeof fulfillmentListRow>;
+// No transform: a zod effect per row costs more than the query on a 200-row page.
+export const fulfillmentListRow = fulfillmentListItem.extend({ seq: z.bigint() });
+export type FulfillmentListRow = { seq: bigint; item: FulfillmentListItem };

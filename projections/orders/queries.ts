@@ -17,7 +17,7 @@ export type ListOrdersOptions = {
  */
 export async function listOrders(db: CommonQueryMethods, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
   const { afterSeq = 0n, limit, status } = options;
-  return db.any(sql.type(orderListRow)`
+  const rows = await db.any(sql.type(orderListRow)`
     SELECT creation_seq AS seq, order_id AS "orderId", number, type, status, requester_id AS "requesterId",
       clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version
     FROM read_models.orders
@@ -27,6 +27,7 @@ export async function listOrders(db: CommonQueryMethods, tenantId: string, optio
     ORDER BY creation_seq
     LIMIT ${limit + 1}
   `);
+  return rows.map(({ seq, ...item }) => ({ seq, item }));
 }
 
 /**

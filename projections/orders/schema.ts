@@ -70,5 +70,6 @@ export const orderListItem = orderResponse.pick({
 export type OrderListItem = z.infer<typeof orderListItem>;
 
 /** A list row: the item and its creation sequence, which the API signs into the cursor. */
-export const orderListRow = orderListItem.extend({ seq: z.bigint() }).transform(({ seq, ...item }) => ({ seq, item }));
-export type OrderListRow = z.infer<typeof orderListRow>;
+// No transform: a zod effect per row costs more than the query on a 200-row page.
+export const orderListRow = orderListItem.extend({ seq: z.bigint() });
+export type OrderListRow = { seq: bigint; item: OrderListItem };

@@ -6,6 +6,8 @@ import { z } from '../../src/platform/zodOpenApi.js';
  */
 export const storedInteger = z
   .bigint()
-  .refine((value) => value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER), 'integer beyond a safe JSON number')
+  // Checks, not a refine: one zod effect per value is already most of a 200-row page's cost.
+  .min(BigInt(Number.MIN_SAFE_INTEGER), 'integer beyond a safe JSON number')
+  .max(BigInt(Number.MAX_SAFE_INTEGER), 'integer beyond a safe JSON number')
   .transform(Number)
   .openapi({ type: 'integer', format: 'int64', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });

@@ -1,14 +1,7 @@
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken, IdentifierSqlToken } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
-import {
-  keyHolderAccessRow,
-  memberAccessRow,
-  tenantStatusRow,
-  type KeyHolderAccessRow,
-  type MemberAccessRow,
-  type TenantStatusRow,
-} from './schema.js';
+import { memberAccessRow, tenantStatusRow, type MemberAccessRow, type TenantStatusRow } from './schema.js';
 
 /** The tenant's status, or undefined for a tenant the log never created. */
 export async function tenantStatus(db: CommonQueryMethods, tenantId: string): Promise<TenantStatusRow | undefined> {
@@ -31,15 +24,18 @@ export async function memberAccess(db: CommonQueryMethods, tenantId: string, mem
 }
 
 /**
- * What a request made with a key of `memberId` depends on, in one statement: the tenant's and the
- * member's status and the member's latest deactivation. Undefined when either is unknown.
+ * What a request made with a key depends on, joined to the key's row in the same statement (keys
+ * are checked on every request): the tenant's and the member's status and the member's latest
+ * deactivation, as columns `tenant_status`, `member_status` and `last_deactivated_at` of `holder`
+ * (all NULL when either is unknown). `tenantId` and `memberId` are columns of the outer query.
  */
-export async function keyHolderAccess(db: CommonQueryMethods, tenantId: string, memberId: string): Promise<KeyHolderAccessRow | undefined> {
-  const row = await db.maybeOne(sql.type(withoutNullColumns(keyHolderAccessRow))`
-    SELECT t.status AS "tenantStatus", m.status AS "memberStatus", m.last_deactivated_at AS "lastDeactivatedAt"
-    FROM read_models.tenants AS t
-    JOIN read_models.members AS m ON m.tenant_id = t.tenant_id
-    WHERE t.tenant_id = ${tenantId} AND m.tenant_id = ${tenantId} AND m.member_id = ${memberId}
-  `);
-  return row ?? undefined;
+export function keyHolderAccessJoin(tenantId: IdentifierSqlToken, memberId: IdentifierSqlToken): FragmentSqlToken {
+  return sql.fragment`
+    LEFT JOIN LATERAL (
+      SELECT t.status AS tenant_status, m.status AS member_status, m.last_deactivated_at
+      FROM read_models.tenants AS t
+      JOIN read_models.members AS m ON m.tenant_id = t.tenant_id
+      WHERE t.tenant_id = ${tenantId} AND m.tenant_id = ${tenantId} AND m.member_id = ${memberId}
+    ) AS holder ON true
+  `;
 }

@@ -24,12 +24,3 @@ export const memberAccessRow = z
   .strict();
 export type MemberAccessRow = z.infer<typeof memberAccessRow>;
 
-/** Tenant and member status of a key's holder, for authentication on every request. */
-export const keyHolderAccessRow = z
-  .object({
-    tenantStatus,
-    memberStatus,
-    lastDeactivatedAt: z.string().optional(),
-  })
-  .strict();
-export type KeyHolderAccessRow = z.infer<typeof keyHolderAccessRow>;

@@ -1,14 +1,14 @@
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../platform/logger.js';
+import { accessLog } from './accessLog.js';
 import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
 import { renderReferencePage } from './openapi/referencePage.js';
 import type { OpenApiDocument } from './openapi/openApiDocument.js';
 import type { CursorCodec } from './pagination/cursorCodec.js';
 import { errorHandler, notFound } from './problems/errorHandler.js';
 import type { RequestBudget } from './rateLimit/requestBudget.js';
-import { requestState, stateOf } from './requestState.js';
+import { requestState } from './requestState.js';
 import type { Operation } from './v1/operation.js';
 import { v1Router } from './v1/v1Router.js';
 
@@ -34,22 +34,7 @@ export function createApp(deps: AppDependencies): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestState);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (_request, response) => stateOf(response as express.Response).requestId,
-      // Only what operators need; no header is logged (the Authorization header never is).
-      serializers: {
-        req: (request: { id: string; method: string; url: string }) => ({ id: request.id, method: request.method, url: request.url }),
-        res: (response: { statusCode: number }) => ({ statusCode: response.statusCode }),
-      },
-      customProps: (_request, response) => {
-        const principal = stateOf(response as express.Response).principal;
-        return principal === undefined ? {} : { tenantId: principal.tenantId, keyPrefix: principal.prefix };
-      },
-      customLogLevel: (_request, response, error) => (error !== undefined || response.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(accessLog(deps.logger));
   app.use(healthRoutes(deps));
   const api = deps.api;
   if (api !== undefined) {

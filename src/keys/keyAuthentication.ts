@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { keyHolderAccess } from '../../projections/tenants/queries.js';
+import { keyHolderAccessJoin } from '../../projections/tenants/queries.js';
+import { memberStatus, tenantStatus } from '../../projections/tenants/schema.js';
 import { sql } from '../platform/sql.js';
 import { hashKey, isWellFormedKey, keyPrefix } from './keyFormat.js';
 
@@ -13,7 +14,7 @@ export type Principal = {
   readonly scopes: readonly string[];
 };
 
-const storedKeyRow = z.object({
+const keyWithHolderRow = z.object({
   tenantId: z.string(),
   prefix: z.string(),
   memberId: z.string(),
@@ -21,28 +22,32 @@ const storedKeyRow = z.object({
   scopes: z.array(z.string()),
   status: z.enum(['active', 'revoked']),
   createdAt: z.string(),
+  tenantStatus: tenantStatus.nullable(),
+  memberStatus: memberStatus.nullable(),
+  lastDeactivatedAt: z.string().nullable(),
 });
 
 /**
  * The principal of a presented key, or undefined for every kind of key problem alike: malformed or
  * wrong checksum (refused before any lookup), unknown, revoked, its member not active or
- * deactivated since the key was created, its tenant suspended. Nothing is cached, so revocation and
- * suspension act on the very next request.
+ * deactivated since the key was created, its tenant suspended. One statement, nothing cached, so
+ * revocation and suspension act on the very next request.
  */
-export async function authenticateKey(pool: DatabasePool, presented: string): Promise<Principal | undefined> {
+export async function authenticateKey(db: CommonQueryMethods, presented: string): Promise<Principal | undefined> {
   if (!isWellFormedKey(presented)) return undefined;
-  // Looked up by the public prefix; the secret part is compared as hashes in constant time.
-  const stored = await pool.maybeOne(sql.type(storedKeyRow)`
-    SELECT tenant_id AS "tenantId", prefix, member_id AS "memberId", key_hash AS "keyHash", scopes, status,
-      created_at AS "createdAt"
-    FROM api_keys
-    WHERE prefix = ${keyPrefix(presented)}
+  // Looked up by the public prefix (the tenant is not known yet); the secret is compared as hashes in constant time.
+  const key = await db.maybeOne(sql.type(keyWithHolderRow)`
+    SELECT k.tenant_id AS "tenantId", k.prefix, k.member_id AS "memberId", k.key_hash AS "keyHash", k.scopes, k.status,
+      k.created_at AS "createdAt", holder.tenant_status AS "tenantStatus", holder.member_status AS "memberStatus",
+      holder.last_deactivated_at AS "lastDeactivatedAt"
+    FROM api_keys AS k
+    ${keyHolderAccessJoin(sql.identifier(['k', 'tenant_id']), sql.identifier(['k', 'member_id']))}
+    WHERE k.prefix = ${keyPrefix(presented)}
   `);
-  if (stored === null || !sameHash(stored.keyHash, hashKey(presented)) || stored.status !== 'active') return undefined;
-  const holder = await keyHolderAccess(pool, stored.tenantId, stored.memberId);
-  if (holder === undefined || holder.tenantStatus !== 'active' || holder.memberStatus !== 'active') return undefined;
-  if (holder.lastDeactivatedAt !== undefined && Date.parse(holder.lastDeactivatedAt) >= Date.parse(stored.createdAt)) return undefined;
-  return { tenantId: stored.tenantId, prefix: stored.prefix, memberId: stored.memberId, scopes: stored.scopes };
+  if (key === null || !sameHash(key.keyHash, hashKey(presented)) || key.status !== 'active') return undefined;
+  if (key.tenantStatus !== 'active' || key.memberStatus !== 'active') return undefined;
+  if (key.lastDeactivatedAt !== null && Date.parse(key.lastDeactivatedAt) >= Date.parse(key.createdAt)) return undefined;
+  return { tenantId: key.tenantId, prefix: key.prefix, memberId: key.memberId, scopes: key.scopes };
 }
 
 function sameHash(storedHex: string, presentedHex: string): boolean {

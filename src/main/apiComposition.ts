@@ -1,23 +1,31 @@
-import type { DatabasePool } from 'slonik';
 import type { ApiDependencies } from '../api/createApp.js';
 import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../api/pagination/cursorCodec.js';
 import { createRequestBudget } from '../api/rateLimit/requestBudget.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
+import { createDatabasePool, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
 
 export const budgetWindowSeconds = 60;
 
-/** The parts /v1 runs on: the request budget (Redis when REDIS_URL is set), cursor signing, the contract. */
+/**
+ * The parts /v1 runs on: its own database pool (requests change no session state, so connections
+ * are not reset on release), the request budget (Redis when REDIS_URL is set), cursor signing and
+ * the contract.
+ */
 export async function composeApi(
   config: Config,
   logger: Logger,
-  pool: DatabasePool,
+  database: Pick<Database, 'connectionUri' | 'kind'>,
   options: { serverUrl: string },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
-  const secret = await loadSigningSecret(pool, config.signingSecret);
+  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 4 : 10, database.kind, { resetOnRelease: false });
+  const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
   const budget = createRequestBudget({
     pointsPerWindow: config.rateLimitPerMinute,
     windowSeconds: budgetWindowSeconds,
@@ -32,6 +40,9 @@ export async function composeApi(
     cursors: createCursorCodec(secret),
     operations: v1Operations,
     openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
-    close: () => budget.close(),
+    close: async () => {
+      await budget.close();
+      await pool.end();
+    },
   };
 }

@@ -51,7 +51,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       });
     }
     if (options.roles.includes('api')) {
-      api = await composeApi(config, logger, pool, { serverUrl: `http://localhost:${options.port}` });
+      api = await composeApi(config, logger, services.database, { serverUrl: `http://localhost:${options.port}` });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
     const app = createApp({

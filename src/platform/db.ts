@@ -7,7 +7,6 @@ import {
 } from 'slonik';
 import type { Config } from '../config/config.js';
 import type { Logger } from './logger.js';
-import { openEmbeddedDatabase } from './pgliteHost.js';
 import { createResultParserInterceptor } from './resultParser.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -45,6 +44,8 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
     const pool = await createDatabasePool(config.databaseUrl, options.maximumPoolSize ?? 10, 'postgres');
     return { pool, kind: 'postgres', connectionUri: config.databaseUrl, close: () => pool.end() };
   }
+  // Loaded only when needed: PGlite costs tens of megabytes a process with DATABASE_URL never uses.
+  const { openEmbeddedDatabase } = await import('./pgliteHost.js');
   const embedded = await openEmbeddedDatabase(config.dataDir, logger, { mustHost: options.mustHostEmbedded ?? false });
   try {
     const pool = await createDatabasePool(embedded.connectionUri, options.maximumPoolSize ?? 4, 'pglite');
@@ -67,6 +68,7 @@ export async function createDatabasePool(
   connectionUri: string,
   maximumPoolSize: number,
   kind: DatabaseKind = 'postgres',
+  options: { readonly resetOnRelease?: boolean } = {},
 ): Promise<DatabasePool> {
   return createPool(withUtcSession(connectionUri), {
     interceptors: [createResultParserInterceptor()],
@@ -78,7 +80,9 @@ export async function createDatabasePool(
     idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT',
     // PGlite is one session shared by every socket connection: DISCARD ALL on release would drop
     // settings and advisory locks that other connections hold.
-    ...(kind === 'pglite' ? { resetConnection: async () => {} } : {}),
+    // A pool whose users never change session state (the API's) skips the reset: it would double
+    // the statements of every request.
+    ...(kind === 'pglite' || options.resetOnRelease === false ? { resetConnection: async () => {} } : {}),
   });
 }
 

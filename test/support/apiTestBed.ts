@@ -99,7 +99,7 @@ export async function createApiTestBed(
       RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
       ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
     });
-    api = await composeApi(config, logger, database.pool, { serverUrl: 'http://localhost' });
+    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: 'http://localhost' });
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
     server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

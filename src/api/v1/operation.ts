@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
 import type { z } from 'zod';
 import type { Principal } from '../../keys/keyAuthentication.js';
 import type { Scope } from '../../keys/scopes.js';
@@ -9,7 +9,8 @@ import type { ProblemCode } from '../problems/problemCatalogue.js';
 /** What a handler may use: the caller, the read models, and the page cursor codec. */
 export type OperationContext = {
   readonly principal: Principal;
-  readonly db: DatabasePool;
+  /** The request's one database connection (the key was checked on it too). */
+  readonly db: CommonQueryMethods;
   readonly language: Language;
   readonly cursors: CursorCodec;
   readonly operationId: string;

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type Response } from 'express';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { z } from 'zod';
 import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
 import { issuableScopes } from '../../keys/scopes.js';
@@ -39,24 +39,7 @@ export function v1Router(deps: V1Dependencies): Router {
   for (const operation of deps.operations) {
     const path = expressPath(operation.path);
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
-    router[operation.method](path, async (request: Request, response: Response) => {
-      const state = stateOf(response);
-      const principal = await authenticate(deps.db, request.headers.authorization);
-      state.principal = principal;
-      if (operation.scope !== null && !principal.scopes.includes(operation.scope)) throw new ApiError('api_keys.scope_missing');
-      // Safety behind the scope check: a stored key holding a scope no key may hold reads nothing.
-      if (principal.scopes.some((scope) => !(issuableScopes as readonly string[]).includes(scope))) throw new ApiError('common.forbidden');
-      await spendBudget(deps, principal, response);
-      const input = {
-        query: parseQuery(operation.query, request.query),
-        params: operation.params ? operation.params.parse(request.params) : {},
-      };
-      const body = await operation.handle(
-        { principal, db: deps.db, language: state.language, cursors: deps.cursors, operationId: operation.operationId },
-        input,
-      );
-      response.status(operation.method === 'post' ? 202 : 200).json(body);
-    });
+    router[operation.method](path, (request: Request, response: Response) => deps.db.connect((db) => serveOperation(deps, operation, db, request, response)));
   }
   for (const [path, methods] of methodsByPath) {
     const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
@@ -70,12 +53,29 @@ export function v1Router(deps: V1Dependencies): Router {
   return router;
 }
 
+/** One operation on one connection: key, scope, safety check, budget, parameters, handler. */
+async function serveOperation(deps: V1Dependencies, operation: Operation, db: CommonQueryMethods, request: Request, response: Response): Promise<void> {
+  const state = stateOf(response);
+  const principal = await authenticate(db, request.headers.authorization);
+  state.principal = principal;
+  if (operation.scope !== null && !principal.scopes.includes(operation.scope)) throw new ApiError('api_keys.scope_missing');
+  // Safety behind the scope check: a stored key holding a scope no key may hold reads nothing.
+  if (principal.scopes.some((scope) => !(issuableScopes as readonly string[]).includes(scope))) throw new ApiError('common.forbidden');
+  await spendBudget(deps, principal, response);
+  const input = {
+    query: parseQuery(operation.query, request.query),
+    params: operation.params ? operation.params.parse(request.params) : {},
+  };
+  const body = await operation.handle({ principal, db, language: state.language, cursors: deps.cursors, operationId: operation.operationId }, input);
+  response.status(operation.method === 'post' ? 202 : 200).json(body);
+}
+
 /** `/v1/orders/{orderId}` → `/orders/:orderId` (relative to the /v1 mount). */
 function expressPath(openApiPath: string): string {
   return openApiPath.replace(/^\/v1/, '').replace(/\{(\w+)\}/g, ':$1');
 }
 
-async function authenticate(db: DatabasePool, header: string | undefined): Promise<Principal> {
+async function authenticate(db: CommonQueryMethods, header: string | undefined): Promise<Principal> {
   const presented = header === undefined ? undefined : /^bearer +(\S+)$/i.exec(header)?.[1];
   const principal = presented === undefined ? undefined : await authenticateKey(db, presented);
   if (principal === undefined) throw new ApiError('api_keys.invalid');
