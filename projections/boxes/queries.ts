@@ -13,7 +13,7 @@ export type BalancePage = {
 
 const balanceColumns = sql.fragment`
   box_id AS "boxId", catalog_item_id AS "catalogItemId", warehouse_id AS "warehouseId",
-  on_hand AS "onHand", reserved, on_hand - reserved AS available
+  on_hand::float8 AS "onHand", reserved::float8 AS reserved, (on_hand - reserved)::float8 AS available
 `;
 
 /**

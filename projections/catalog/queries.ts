@@ -47,7 +47,7 @@ const itemColumns = sql.fragment`
 `;
 
 const costColumns = sql.fragment`
-  cost_status AS "costStatus", cost, currency, cost_measurement AS "costMeasurement"
+  cost_status AS "costStatus", cost::float8 AS cost, currency, cost_measurement AS "costMeasurement"
 `;
 
 function itemShape({ includeCost }: ItemReadOptions): { columns: FragmentSqlToken; row: z.ZodType<CatalogItem, z.ZodTypeDef, unknown> } {
