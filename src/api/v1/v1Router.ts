@@ -2,6 +2,7 @@ import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { z } from 'zod';
 import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
+import { isWellFormedKey } from '../../keys/keyFormat.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
 import { ApiError, invalidRequest } from '../problems/apiError.js';
@@ -39,7 +40,11 @@ export function v1Router(deps: V1Dependencies): Router {
   for (const operation of deps.operations) {
     const path = expressPath(operation.path);
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
-    router[operation.method](path, (request: Request, response: Response) => deps.db.connect((db) => serveOperation(deps, operation, db, request, response)));
+    router[operation.method](path, (request: Request, response: Response) => {
+      // A key that fails its format or checksum is refused before a connection is even taken.
+      const presented = wellFormedKeyOf(request.headers.authorization);
+      return deps.db.connect((db) => serveOperation(deps, operation, db, presented, request, response));
+    });
   }
   for (const [path, methods] of methodsByPath) {
     const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
@@ -54,9 +59,17 @@ export function v1Router(deps: V1Dependencies): Router {
 }
 
 /** One operation on one connection: key, scope, safety check, budget, parameters, handler. */
-async function serveOperation(deps: V1Dependencies, operation: Operation, db: CommonQueryMethods, request: Request, response: Response): Promise<void> {
+async function serveOperation(
+  deps: V1Dependencies,
+  operation: Operation,
+  db: CommonQueryMethods,
+  presentedKey: string,
+  request: Request,
+  response: Response,
+): Promise<void> {
   const state = stateOf(response);
-  const principal = await authenticate(db, request.headers.authorization);
+  const principal = await authenticateKey(db, presentedKey);
+  if (principal === undefined) throw new ApiError('api_keys.invalid');
   state.principal = principal;
   if (operation.scope !== null && !principal.scopes.includes(operation.scope)) throw new ApiError('api_keys.scope_missing');
   // Safety behind the scope check: a stored key holding a scope no key may hold reads nothing.
@@ -75,11 +88,11 @@ function expressPath(openApiPath: string): string {
   return openApiPath.replace(/^\/v1/, '').replace(/\{(\w+)\}/g, ':$1');
 }
 
-async function authenticate(db: CommonQueryMethods, header: string | undefined): Promise<Principal> {
+/** The key of `Authorization: Bearer <key>` (scheme in any case), or 401 when it is absent or not well formed. */
+function wellFormedKeyOf(header: string | undefined): string {
   const presented = header === undefined ? undefined : /^bearer +(\S+)$/i.exec(header)?.[1];
-  const principal = presented === undefined ? undefined : await authenticateKey(db, presented);
-  if (principal === undefined) throw new ApiError('api_keys.invalid');
-  return principal;
+  if (presented === undefined || !isWellFormedKey(presented)) throw new ApiError('api_keys.invalid');
+  return presented;
 }
 
 async function spendBudget(deps: V1Dependencies, principal: Principal, response: Response): Promise<void> {
