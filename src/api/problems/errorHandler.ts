@@ -17,14 +17,15 @@ export const notFound: RequestHandler = () => {
 export function errorHandler(errorTypeBase: string, logger: Logger): ErrorRequestHandler {
   return (error: unknown, request, response, _next) => {
     const known = knownError(error);
+    const context = problemContextOf(request, response, errorTypeBase);
     if (known === undefined) {
-      logger.error({ err: error, requestId: response.locals.state?.requestId, path: request.path }, 'request failed');
+      logger.error({ err: error, requestId: context.requestId, path: context.path }, 'request failed');
     }
     if (response.headersSent) {
       response.destroy();
       return;
     }
-    sendProblem(response, known ?? new ApiError('common.internal_error'), problemContextOf(request, response, errorTypeBase));
+    sendProblem(response, known ?? new ApiError('common.internal_error'), context);
   };
 }
 
