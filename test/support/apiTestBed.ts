@@ -112,7 +112,6 @@ export async function createApiTestBed(
     };
     const trackedStore: EventStore = {
       ...eventStore,
-      kind: eventStore.kind,
       append: async (...args) => {
         const result = await eventStore.append(...args);
         noteAppended(result.position);
@@ -123,12 +122,6 @@ export async function createApiTestBed(
         for (const result of results) noteAppended(result.position);
         return results;
       },
-      readStream: (name) => eventStore.readStream(name),
-      readAll: (from, max) => eventStore.readAll(from, max),
-      subscribe: (subscribeOptions) => eventStore.subscribe(subscribeOptions),
-      head: () => eventStore.head(),
-      streamNames: (prefix) => eventStore.streamNames(prefix),
-      close: () => eventStore.close(),
     };
     const settle = async () => {
       const head = await eventStore.head();
