@@ -17,6 +17,7 @@ describe('settings', () => {
       logLevel: 'info',
       dataDir: '/srv/app/.data',
       signingSecret: undefined,
+      analyticsCaps: { exceptions: 500, comparison: 1000, trend: 20_000, counts: 100_000, backlog: 100_000 },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -39,6 +40,11 @@ describe('settings', () => {
         LOG_LEVEL: 'debug',
         DATA_DIR: '/var/lib/supply',
         SIGNING_SECRET: 'x'.repeat(32),
+        ANALYTICS_EXCEPTIONS_CAP: '20',
+        ANALYTICS_COMPARISON_CAP: '30',
+        ANALYTICS_TREND_CAP: '40',
+        ANALYTICS_COUNT_CAP: '50',
+        ANALYTICS_BACKLOG_CAP: '60',
       },
       '/srv/app',
     );
@@ -54,6 +60,7 @@ describe('settings', () => {
       errorTypeBase: 'https://errors.example.com/v1',
       logLevel: 'debug',
       dataDir: '/var/lib/supply',
+      analyticsCaps: { exceptions: 20, comparison: 30, trend: 40, counts: 50, backlog: 60 },
     });
   });
 
@@ -75,6 +82,9 @@ describe('settings', () => {
     ['LOG_LEVEL', 'verbose'],
     ['S3_FORCE_PATH_STYLE', 'yes'],
     ['SIGNING_SECRET', 'short'],
+    ['ANALYTICS_EXCEPTIONS_CAP', '0'],
+    ['ANALYTICS_TREND_CAP', '200001'],
+    ['ANALYTICS_COUNT_CAP', 'many'],
   ])('a bad %s (%s) stops start-up with a message naming the setting', (setting, value) => {
     const attempt = () => loadConfig({ S3_BUCKET: 'supply-exports', [setting]: value });
     expect(attempt).toThrow(ConfigError);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { maxAnalyticsCaps, type AnalyticsCaps } from '../analytics/results.js';
 
 const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
@@ -61,6 +62,11 @@ const environmentSchema = z.object({
   ),
   DATA_DIR: z.preprocess(emptyAsAbsent, z.string().default('./.data')),
   SIGNING_SECRET: optionalString(z.string().min(32, 'must be at least 32 characters')),
+  ANALYTICS_EXCEPTIONS_CAP: integerSetting(1, maxAnalyticsCaps.exceptions, 500),
+  ANALYTICS_COMPARISON_CAP: integerSetting(1, maxAnalyticsCaps.comparison, 1000),
+  ANALYTICS_TREND_CAP: integerSetting(1, maxAnalyticsCaps.trend, 20_000),
+  ANALYTICS_COUNT_CAP: integerSetting(1, maxAnalyticsCaps.counts, 100_000),
+  ANALYTICS_BACKLOG_CAP: integerSetting(1, maxAnalyticsCaps.backlog, 100_000),
 });
 
 export type Config = Readonly<{
@@ -77,6 +83,8 @@ export type Config = Readonly<{
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dataDir: string;
   signingSecret: string | undefined;
+  /** Scan caps of analytics reads (the truncated flag). */
+  analyticsCaps: AnalyticsCaps;
 }>;
 
 export class ConfigError extends Error {
@@ -114,5 +122,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     logLevel: e.LOG_LEVEL,
     dataDir: path.resolve(cwd, e.DATA_DIR),
     signingSecret: e.SIGNING_SECRET,
+    analyticsCaps: Object.freeze({
+      exceptions: e.ANALYTICS_EXCEPTIONS_CAP,
+      comparison: e.ANALYTICS_COMPARISON_CAP,
+      trend: e.ANALYTICS_TREND_CAP,
+      counts: e.ANALYTICS_COUNT_CAP,
+      backlog: e.ANALYTICS_BACKLOG_CAP,
+    }),
   });
 }

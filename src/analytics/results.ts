@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { approvalBands, drillDownTypes, metricKeys, trendGranularities, type DayWindow, type MetricKey, type TrendGranularity } from './definitions.js';
+
+/**
+ * The figures an analytics read produces, before any rendering (labels, evidence ids). Both the
+ * projection's queries and the verifying fold produce exactly these shapes, and evidence records
+ * store them as `recorded`: two results are the same figure when their canonical JSON is equal.
+ * Language never enters a result.
+ */
+
+/** The largest value each cap may be set to (the OpenAPI document states these as maxItems). */
+export const maxAnalyticsCaps = { exceptions: 5000, comparison: 5000, trend: 200_000, counts: 1_000_000, backlog: 1_000_000 } as const;
+
+/** Scan caps; each read puts the caps it used into its evidence parameters. */
+export type AnalyticsCaps = {
+  /** Rows counted for LOW_STOCK, EXPIRING_STOCK, DELIVERY_EXCEPTIONS, RECEIPT_DISCREPANCIES. */
+  readonly counts: number;
+  /** Pending approvals read for APPROVAL_BACKLOG (oldest first). */
+  readonly backlog: number;
+  /** Daily consumption rows read for CONSUMPTION_TREND and the consumption trend. */
+  readonly trend: number;
+  /** Exceptions listed by the exceptions report. */
+  readonly exceptions: number;
+  /** Clinics listed by the clinic comparison. */
+  readonly comparison: number;
+};
+
+export const breakdownRow = z
+  .object({
+    dimension: z.string(),
+    value: z.number().nullable(),
+    unit: z.string(),
+    /** APPROVAL_BACKLOG bands. */
+    minAgeHours: z.number().int().optional(),
+    maxAgeHours: z.number().int().nullable().optional(),
+    /** ORDER_CYCLE_TIME stages: samples behind the average. */
+    samples: z.number().int().optional(),
+    /** CONSUMPTION_TREND: the item's current name. */
+    name: z.string().optional(),
+  })
+  .strict();
+export type BreakdownRow = z.infer<typeof breakdownRow>;
+
+export const metricResult = z
+  .object({
+    metric: z.enum(metricKeys),
+    value: z.number().nullable(),
+    unit: z.string(),
+    breakdown: z.array(breakdownRow),
+    truncated: z.boolean(),
+  })
+  .strict();
+export type MetricResult = z.infer<typeof metricResult>;
+
+export type MetricParams = {
+  /** Only for ORDER_CYCLE_TIME and CONSUMPTION_TREND. */
+  readonly window?: DayWindow;
+  readonly caps: AnalyticsCaps;
+};
+
+const lowStockReference = z
+  .object({
+    catalogItemId: z.string(),
+    warehouseId: z.string(),
+    available: z.number().int(),
+    reorderPoint: z.number().int(),
+    unitOfMeasure: z.string(),
+  })
+  .strict();
+const expiringReference = z
+  .object({
+    boxId: z.string(),
+    catalogItemId: z.string(),
+    warehouseId: z.string(),
+    expiresOn: z.string(),
+    onHand: z.number().int(),
+    unitOfMeasure: z.string(),
+  })
+  .strict();
+const deliveryExceptionReference = z
+  .object({ orderId: z.string(), orderNumber: z.number().int(), exceptionId: z.string(), reasonCode: z.string() })
+  .strict();
+const discrepancyReference = z
+  .object({
+    orderId: z.string(),
+    orderNumber: z.number().int(),
+    lineId: z.string(),
+    catalogItemId: z.string(),
+    expectedQty: z.number().int(),
+    receivedQty: z.number().int(),
+    reasonCode: z.string(),
+  })
+  .strict();
+const approvalReference = z
+  .object({
+    orderId: z.string(),
+    orderNumber: z.number().int(),
+    clinicId: z.string(),
+    band: z.enum(approvalBands.map((b) => b.band) as [string, ...string[]]),
+  })
+  .strict();
+
+const exceptionBase = { priority: z.number().int(), drillDownType: z.enum(drillDownTypes), drillDownId: z.string(), detectedAt: z.string() };
+export const exceptionItem = z.discriminatedUnion('metric', [
+  z.object({ metric: z.literal('LOW_STOCK'), ...exceptionBase, reference: lowStockReference }).strict(),
+  z.object({ metric: z.literal('EXPIRING_STOCK'), ...exceptionBase, reference: expiringReference }).strict(),
+  z.object({ metric: z.literal('DELIVERY_EXCEPTIONS'), ...exceptionBase, reference: deliveryExceptionReference }).strict(),
+  z.object({ metric: z.literal('RECEIPT_DISCREPANCIES'), ...exceptionBase, reference: discrepancyReference }).strict(),
+  z.object({ metric: z.literal('APPROVAL_BACKLOG'), ...exceptionBase, reference: approvalReference }).strict(),
+]);
+export type ExceptionItem = z.infer<typeof exceptionItem>;
+/** The metrics that contribute to the exceptions report. */
+export const exceptionMetrics = ['DELIVERY_EXCEPTIONS', 'EXPIRING_STOCK', 'LOW_STOCK', 'RECEIPT_DISCREPANCIES', 'APPROVAL_BACKLOG'] as const satisfies readonly MetricKey[];
+
+export const exceptionsResult = z
+  .object({ total: z.number().int(), truncated: z.boolean(), exceptions: z.array(exceptionItem) })
+  .strict();
+export type ExceptionsResult = z.infer<typeof exceptionsResult>;
+export type ExceptionsParams = { readonly catalogItemId?: string; readonly cap: number };
+
+function sourceKey(item: ExceptionItem): string {
+  switch (item.metric) {
+    case 'LOW_STOCK':
+      return item.reference.warehouseId;
+    case 'EXPIRING_STOCK':
+      return '';
+    case 'DELIVERY_EXCEPTIONS':
+      return item.reference.exceptionId;
+    case 'RECEIPT_DISCREPANCIES':
+      return `${item.reference.lineId}\u0000${item.reference.reasonCode}`;
+    case 'APPROVAL_BACKLOG':
+      return '';
+  }
+}
+
+/** Byte order of UTF-8, as Postgres orders COLLATE "C" text. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/**
+ * The report's stable order: priority descending, then detectedAt, then drillDownId and the
+ * source's own key in byte order. Each source's scan reads its rows in this same order.
+ */
+export function compareExceptions(a: ExceptionItem, b: ExceptionItem): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.detectedAt !== b.detectedAt) return a.detectedAt < b.detectedAt ? -1 : 1;
+  return compareBytes(a.drillDownId, b.drillDownId) || compareBytes(sourceKey(a), sourceKey(b)) || compareBytes(a.metric, b.metric);
+}
+
+/**
+ * Merges each source's first cap+1 exceptions (in report order) into the report: the first `cap`
+ * of all, `total` the number found, truncated when more than `cap` were found.
+ */
+export function mergeExceptionSources(sources: readonly (readonly ExceptionItem[])[], cap: number): ExceptionsResult {
+  const all = sources.flat().sort(compareExceptions);
+  return { total: all.length, truncated: all.length > cap, exceptions: all.slice(0, cap) };
+}
+
+export const comparisonClinic = z
+  .object({
+    clinicId: z.string(),
+    clinicName: z.string(),
+    clinicStatus: z.string(),
+    totalOrders: z.number().int(),
+    pendingApprovalOrders: z.number().int(),
+  })
+  .strict();
+export const comparisonResult = z.object({ truncated: z.boolean(), clinics: z.array(comparisonClinic) }).strict();
+export type ComparisonResult = z.infer<typeof comparisonResult>;
+export type ComparisonParams = { readonly cap: number };
+
+export const trendPoint = z
+  .object({ periodStart: z.string(), periodEnd: z.string(), quantity: z.number().int(), movements: z.number().int() })
+  .strict();
+export const trendSeries = z
+  .object({ catalogItemId: z.string(), name: z.string(), unitOfMeasure: z.string(), points: z.array(trendPoint) })
+  .strict();
+export const trendResult = z
+  .object({ granularity: z.enum(trendGranularities), truncated: z.boolean(), series: z.array(trendSeries) })
+  .strict();
+export type TrendResult = z.infer<typeof trendResult>;
+export type TrendParams = { readonly window: DayWindow; readonly granularity: TrendGranularity; readonly cap: number };
+
+/**
+ * The figures every reader computes, from projections (AnalyticsReader in projections/analytics)
+ * or from the event log (the fold). `asOf` is an ISO timestamp with milliseconds and Z.
+ */
+export type AnalyticsComputer = {
+  metric(key: MetricKey, params: MetricParams, asOf: string): Promise<MetricResult>;
+  exceptions(params: ExceptionsParams, asOf: string): Promise<ExceptionsResult>;
+  comparison(params: ComparisonParams): Promise<ComparisonResult>;
+  trend(params: TrendParams): Promise<TrendResult>;
+};
