@@ -1,4 +1,5 @@
 import type { Projection } from '../src/projecting/projection.js';
+import { analyticsProjection } from './analytics/projection.js';
 import { boxesProjection } from './boxes/projection.js';
 import { catalogProjection } from './catalog/projection.js';
 import { fulfillmentsProjection } from './fulfillments/projection.js';
@@ -16,6 +17,7 @@ export const allProjections: readonly Projection[] = [
   stockMovementsProjection,
   ordersProjection,
   fulfillmentsProjection,
+  analyticsProjection,
 ];
 
 export function projectionsNamed(names: readonly string[] | undefined): readonly Projection[] {
