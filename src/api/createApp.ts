@@ -1,3 +1,5 @@
+import type { AnalyticsCaps } from '../analytics/results.js';
+import type { Clock } from '../platform/clock.js';
 import express, { type Express } from 'express';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../platform/logger.js';
@@ -20,6 +22,8 @@ export type ApiDependencies = {
   readonly cursors: CursorCodec;
   readonly operations: readonly Operation[];
   readonly openApi: OpenApiDocument;
+  readonly clock: Clock;
+  readonly analyticsCaps: AnalyticsCaps;
 };
 
 export type AppDependencies = HealthDependencies & {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../platform/clock.js';
 import type { ApiDependencies } from '../api/createApp.js';
 import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../api/pagination/cursorCodec.js';
@@ -19,7 +20,7 @@ export async function composeApi(
   config: Config,
   logger: Logger,
   database: Pick<Database, 'connectionUri' | 'kind'>,
-  options: { serverUrl: string },
+  options: { serverUrl: string; clock?: Clock },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
   const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 4 : 10, database.kind, { resetOnRelease: false });
   const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
@@ -39,6 +40,8 @@ export async function composeApi(
     budgetWindowSeconds,
     cursors: createCursorCodec(secret),
     operations: v1Operations,
+    clock: options.clock ?? systemClock,
+    analyticsCaps: config.analyticsCaps,
     openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
     close: async () => {
       await budget.close();

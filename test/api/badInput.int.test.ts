@@ -38,10 +38,11 @@ function shown<T extends object>(value: T, label: string): T {
 const queryTargets = v1Operations.flatMap((operation) =>
   Object.keys(operation.query?.shape ?? {}).map((parameter) => shown({ operation, parameter }, `${operation.path}?${parameter}`)),
 );
-const idOperations = v1Operations.filter((operation) => operation.params !== undefined).map((operation) => shown(operation, operation.path));
+/** Operations with an id in their path (`{metric}` is a documented key, not an id). */
+const idOperations = v1Operations.filter((operation) => /\{\w+Id\}/.test(operation.path)).map((operation) => shown(operation, operation.path));
 /** Lists that are not paginated ignore `limit` and `cursor` (spec, operation rule 2). */
 const unpaginatedLists = v1Operations
-  .filter((operation) => operation.method === 'get' && operation.params === undefined && operation.query === undefined)
+  .filter((operation) => operation.method === 'get' && operation.params === undefined && operation.query === undefined && operation.responseName.endsWith('List'))
   .map((operation) => shown(operation, operation.path));
 
 let bed: ApiTestBed;
@@ -50,6 +51,7 @@ let validator: ResponseValidator;
 let tenant: TenantSummary;
 let key: string;
 let documentedEnums: Map<string, string[]>;
+let bedDocument: unknown;
 const cursorOf = new Map<string, string>();
 const baselineOf = new Map<string, unknown>();
 
@@ -69,6 +71,12 @@ function enumsOf(document: unknown): Map<string, string[]> {
     }
   }
   return found;
+}
+
+/** The metric keys the served document lists for the metric path parameter. */
+function documentedMetricKeys(): string[] {
+  const document = bedDocument as { components?: { schemas?: Record<string, { enum?: unknown[] }> } };
+  return (document.components?.schemas?.MetricKey?.enum ?? []).map(String);
 }
 
 function pathWith(operation: Operation, encodedId: string): string {
@@ -171,6 +179,7 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
     expect(served.status).toBe(200);
     validator = createResponseValidator(served.body as object, { errorTypeBase: testErrorTypeBase, unvalidatedPaths: ['/healthz'] });
     documentedEnums = enumsOf(served.body);
+    bedDocument = served.body;
     const auth = { authorization: `Bearer ${key}` };
     for (const { operation, parameter } of queryTargets) {
       if (parameter !== 'cursor') continue;
@@ -248,6 +257,20 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
             expect(response.status, context).toBe(value === cursorOf.get(operation.path) ? 200 : 400);
             return;
           case 'catalogItemId':
+            if (operation.operationId === 'getExceptions') {
+              if (value.length > 200 || value.includes('\u0000')) {
+                expect(codeOf(response), context).toBe('common.invalid_request');
+                return;
+              }
+              const report = response.body as { exceptions: { metric: string; reference: Record<string, unknown> }[] };
+              expect(response.status, context).toBe(200);
+              const stock = report.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
+              expect(stock.every((e) => e.reference.catalogItemId === value), context).toBe(true);
+              return;
+            }
+            expect(response.status, context).toBe(200);
+            expect(page.data.every((row) => row[parameter] === value), context).toBe(true);
+            return;
           case 'warehouseId':
             expect(response.status, context).toBe(200);
             expect(page.data.every((row) => row[parameter] === value), context).toBe(true);
@@ -259,6 +282,16 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
             } else {
               expect(codeOf(response), context).toBe('common.invalid_request');
             }
+            return;
+          case 'from':
+          case 'to':
+            // A day (or its UTC midnight) may still be refused when the window it makes is empty.
+            if (response.status === 200) expect(value, context).toMatch(/^\d{4}-\d{2}-\d{2}(T00:00(:00(\.0{1,3})?)?(Z|[+-]00:?00))?$/);
+            else expect(codeOf(response), context).toBe('common.invalid_request');
+            return;
+          case 'granularity':
+          case 'period':
+            expect(response.status, context).toBe((documentedEnums.get(`${operation.path}?${parameter}`) ?? []).includes(value) ? 200 : 400);
             return;
           default:
             throw new Error(`no expectation for the query parameter ${parameter}: add one`);
@@ -295,6 +328,21 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
         const response = await send({ path, headers: auth });
         expect(response.status, path).toBe(200);
         expect(response.body, path).toEqual(baselineOf.get(operation.path));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test('given any text as a metric key, when it is sent percent-encoded, then a documented key answers 200 and anything else 400', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const keys = documentedMetricKeys();
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(anyText, fc.constantFrom(...keys), fc.constantFrom(...keys).map((k) => k.toLowerCase())), async (metric) => {
+        const path = `/v1/analytics/metrics/${encodeURIComponent(metric)}`;
+        const response = await send({ path, headers: auth }, { contract: metric.length > 0 });
+        if (metric === '') expect(response.status, path).toBe(404);
+        else if (keys.includes(metric)) expect(response.status, path).toBe(200);
+        else expect(codeOf(response), path).toBe('common.invalid_request');
       }),
       { numRuns: 100 },
     );

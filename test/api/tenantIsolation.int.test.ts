@@ -17,8 +17,9 @@ type Page = { data: Record<string, unknown>[]; hasMore: boolean; nextCursor?: st
 
 const pathParameter = /\{(\w+)\}/g;
 
-const idOperations = v1Operations.filter((operation) => operation.method === 'get' && /\{\w+\}/.test(operation.path));
-const filterIdOperations = v1Operations.flatMap((operation) =>
+/** Operations with an id in their path (`{metric}` is a documented key, not an id). */
+const idOperations = v1Operations.filter((operation) => operation.method === 'get' && /\{\w+Id\}/.test(operation.path));
+const filterIdOperations = v1Operations.filter((operation) => operation.responseName.endsWith('List')).flatMap((operation) =>
   Object.keys(operation.query?.shape ?? {})
     .filter((name) => name.endsWith('Id'))
     .map((parameter) => ({ operation, parameter })),
@@ -207,4 +208,33 @@ describe.runIf(services.postgres)('tenant isolation: another tenant’s ids answ
       expect(response.body).toEqual(expectedProblem('common.invalid_request', crossed, response, invalidRequestDetails.cursor.en));
     },
   );
+  test('given an item of tenant B with stock exceptions in B, when tenant A narrows its exceptions to that id, then A sees no stock exceptions, as for an unknown id', async () => {
+    type Report = { total: number; exceptions: { metric: string; reference: Record<string, unknown> }[] };
+    const report = async (query: string, key: string) => {
+      const response = await bed.request(`/v1/analytics/exceptions${query}`, { key });
+      expect(response.status, response.text).toBe(200);
+      return response.body as Report;
+    };
+    const stockOf = (r: Report) => r.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
+    const itemOfB = String(first(stockOf(await report('', keyB)), 'stock exception of B').reference.catalogItemId);
+    expect(stockOf(await report(`?catalogItemId=${encodeURIComponent(itemOfB)}`, keyB)).length).toBeGreaterThan(0);
+
+    const foreign = await report(`?catalogItemId=${encodeURIComponent(itemOfB)}`, keyA);
+    const unknown = await report(`?catalogItemId=${encodeURIComponent(unknownLike(itemOfB))}`, keyA);
+    expect(stockOf(foreign)).toEqual([]);
+    // Evidence ids name asOf, which differs between two requests.
+    const withoutEvidence = (r: Report) => r.exceptions.map(({ evidenceId: _evidence, ...rest }: Record<string, unknown>) => rest);
+    expect(withoutEvidence(foreign)).toEqual(withoutEvidence(unknown));
+    expect(foreign.total).toBe(unknown.total);
+  });
+
+  test('given both tenants, when each asks for the clinic comparison, then each sees only its own clinics', async () => {
+    const clinicsOf = async (key: string) => {
+      const response = await bed.request('/v1/analytics/clinics/comparison', { key });
+      expect(response.status).toBe(200);
+      return (response.body as { clinics: { clinicId: string }[] }).clinics.map((c) => c.clinicId).sort();
+    };
+    expect(await clinicsOf(keyA)).toEqual([...tenantA.clinicIds].sort());
+    expect(await clinicsOf(keyB)).toEqual([...tenantB.clinicIds].sort());
+  });
 });

@@ -1,3 +1,4 @@
+import type { HistoryScale } from '../../src/console/history/historyParams.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
@@ -13,7 +14,7 @@ import { compareLogPositions, logStart, type EventStore, type LogPosition } from
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
 import { composeApi } from '../../src/main/apiComposition.js';
-import { systemClock } from '../../src/platform/clock.js';
+import { systemClock, type Clock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startProjector, type Projector } from '../../src/projecting/projector.js';
 import { waitForProjections } from '../../src/projecting/status.js';
@@ -73,7 +74,19 @@ function validatorFor(document: object): ResponseValidator {
  * deterministic history, with a running projector, and logs captured in memory.
  */
 export async function createApiTestBed(
-  options: { tenants?: number; rateLimitPerMinute?: number; redisUrl?: string; seed?: number } = {},
+  options: {
+    tenants?: number;
+    rateLimitPerMinute?: number;
+    redisUrl?: string;
+    seed?: number;
+    /** History size (small by default) and length in days (30). */
+    scale?: HistoryScale;
+    days?: number;
+    /** The API's clock (analytics asOf); the system clock by default. */
+    clock?: Clock;
+    /** Further settings, e.g. small analytics caps. */
+    env?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<ApiTestBed> {
   const database = await createPostgresTestDatabase();
   const eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
@@ -91,15 +104,28 @@ export async function createApiTestBed(
   let server: Server | undefined;
   let api: Awaited<ReturnType<typeof composeApi>> | undefined;
   try {
-    const summary = await seed({ eventStore, params: { seed: options.seed ?? 11, tenants: options.tenants ?? 2, days: 30, scale: 'small', asOf: testAsOf } });
+    const summary = await seed({ eventStore, params: {
+        seed: options.seed ?? 11,
+        tenants: options.tenants ?? 2,
+        days: options.days ?? 30,
+        scale: options.scale ?? 'small',
+        asOf: testAsOf,
+      },
+    });
     projector = startProjector({ pool: database.pool, eventStore, projections: allProjections, logger: silentLogger, lockRetryMs: 200 });
     const config = loadConfig({
       DATABASE_URL: database.url,
       ERROR_TYPE_BASE: testErrorTypeBase,
       RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
       ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
+      ...options.env,
     });
-    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: 'http://localhost' });
+    api = await composeApi(
+      config,
+      logger,
+      { connectionUri: database.url, kind: 'postgres' },
+      { serverUrl: 'http://localhost', ...(options.clock === undefined ? {} : { clock: options.clock }) },
+    );
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
     server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -162,6 +162,36 @@ export const invalidRequestDetails = {
     es: 'El parámetro de consulta "status" debe ser uno de los valores de estado documentados.',
     pt: 'O parâmetro de consulta "status" deve ser um dos valores de status documentados.',
   },
+  metric: {
+    en: 'The metric must be one of the documented metric keys.',
+    es: 'La métrica debe ser una de las claves de métrica documentadas.',
+    pt: 'A métrica deve ser uma das chaves de métrica documentadas.',
+  },
+  date: {
+    en: 'The query parameter "{name}" must be a UTC date (YYYY-MM-DD) or a date-time at 00:00 UTC.',
+    es: 'El parámetro de consulta "{name}" debe ser una fecha UTC (AAAA-MM-DD) o una fecha y hora a las 00:00 UTC.',
+    pt: 'O parâmetro de consulta "{name}" deve ser uma data UTC (AAAA-MM-DD) ou uma data e hora às 00:00 UTC.',
+  },
+  window: {
+    en: 'The query parameter "from" must be earlier than "to".',
+    es: 'El parámetro de consulta "from" debe ser anterior a "to".',
+    pt: 'O parâmetro de consulta "from" deve ser anterior a "to".',
+  },
+  window_length: {
+    en: 'The window from "from" to "to" must be at most 366 days.',
+    es: 'La ventana de "from" a "to" debe ser de 366 días como máximo.',
+    pt: 'A janela de "from" a "to" deve ter no máximo 366 dias.',
+  },
+  granularity: {
+    en: 'The query parameter "granularity" must be day or week.',
+    es: 'El parámetro de consulta "granularity" debe ser day o week.',
+    pt: 'O parâmetro de consulta "granularity" deve ser day ou week.',
+  },
+  period: {
+    en: 'The period must be daily or weekly.',
+    es: 'El período debe ser daily o weekly.',
+    pt: 'O período deve ser daily ou weekly.',
+  },
   http: {
     en: 'The request is not valid HTTP.',
     es: 'La solicitud no es HTTP válido.',

@@ -1,3 +1,5 @@
+import { systemClock } from '../../platform/clock.js';
+import { loadConfig } from '../../config/config.js';
 import type { AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -190,6 +192,8 @@ describe('unexpected failures', () => {
         cursors: createCursorCodec('x'.repeat(32)),
         operations,
         openApi: buildOpenApiDocument(operations, { serverUrl: 'http://localhost', errorTypeBase: testErrorTypeBase }),
+        clock: systemClock,
+        analyticsCaps: loadConfig({}).analyticsCaps,
       },
     });
     const server = app.listen(0, '127.0.0.1');

@@ -1,3 +1,5 @@
+import type { AnalyticsCaps } from '../../analytics/results.js';
+import type { Clock } from '../../platform/clock.js';
 import type { CommonQueryMethods } from 'slonik';
 import type { z } from 'zod';
 import type { Principal } from '../../keys/keyAuthentication.js';
@@ -14,6 +16,9 @@ export type OperationContext = {
   readonly language: Language;
   readonly cursors: CursorCodec;
   readonly operationId: string;
+  /** The time analytics are computed at (asOf). */
+  readonly clock: Clock;
+  readonly analyticsCaps: AnalyticsCaps;
 };
 
 type AnyObject = z.AnyZodObject;

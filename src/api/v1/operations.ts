@@ -5,6 +5,7 @@ import { getBoxBalanceOperation, getBoxOperation, listBalancesOperation, listBox
 import { meOperation } from './me.js';
 import type { Operation } from './operation.js';
 import { getOrderOperation, listOrdersOperation } from './orders.js';
+import { analyticsOperations } from './analytics.js';
 
 /** Every /v1 operation, in the order of the specification's endpoint table. */
 export const v1Operations: readonly Operation[] = [
@@ -22,4 +23,5 @@ export const v1Operations: readonly Operation[] = [
   getOrderOperation,
   listFulfillmentsOperation,
   getFulfillmentOperation,
+  ...analyticsOperations,
 ];

@@ -1,3 +1,5 @@
+import type { AnalyticsCaps } from '../../analytics/results.js';
+import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { z } from 'zod';
@@ -17,6 +19,8 @@ export type V1Dependencies = {
   readonly budgetWindowSeconds: number;
   readonly cursors: CursorCodec;
   readonly operations: readonly Operation[];
+  readonly clock: Clock;
+  readonly analyticsCaps: AnalyticsCaps;
 };
 
 /** Largest request body /v1 reads (only the export request has one). */
@@ -77,9 +81,12 @@ async function serveOperation(
   await spendBudget(deps, principal, response);
   const input = {
     query: parseQuery(operation.query, request.query),
-    params: operation.params ? operation.params.parse(request.params) : {},
+    params: parseParameters(operation.params, request.params),
   };
-  const body = await operation.handle({ principal, db, language: state.language, cursors: deps.cursors, operationId: operation.operationId }, input);
+  const body = await operation.handle(
+    { principal, db, language: state.language, cursors: deps.cursors, operationId: operation.operationId, clock: deps.clock, analyticsCaps: deps.analyticsCaps },
+    input,
+  );
   response.status(operation.method === 'post' ? 202 : 200).json(body);
 }
 
@@ -102,7 +109,25 @@ async function spendBudget(deps: V1Dependencies, principal: Principal, response:
   response.set(headers);
 }
 
-const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = { limit: 'limit', cursor: 'cursor', status: 'status' };
+const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = {
+  limit: 'limit',
+  cursor: 'cursor',
+  status: 'status',
+  metric: 'metric',
+  from: 'date',
+  to: 'date',
+  granularity: 'granularity',
+  period: 'period',
+};
+
+/** Path parameters; one outside its documented values (a metric key) is a 400 naming it. */
+function parseParameters(schema: z.AnyZodObject | undefined, params: unknown): Record<string, unknown> {
+  if (schema === undefined) return {};
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  const name = String(parsed.error.issues[0]?.path[0] ?? 'path');
+  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+}
 
 /** Declared parameters only (others are ignored); a repeated or invalid one is a 400 naming it. */
 function parseQuery(schema: z.AnyZodObject | undefined, query: unknown): Record<string, unknown> {

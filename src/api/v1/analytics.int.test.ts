@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { approvalBands, cycleStages, metricKeys } from '../../analytics/definitions.js';
+import { logStart } from '../../eventStore/eventStore.js';
+import { issuableScopes } from '../../keys/scopes.js';
+import { fixedClock } from '../../platform/clock.js';
+import { sql } from '../../platform/sql.js';
+import { z } from 'zod';
+import { createApiTestBed, testAsOf, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+
+type Json = Record<string, unknown>;
+
+// The seeded history ends at testAsOf (a UTC midnight); the API computes at 09:30 that day.
+const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
+let bed: ApiTestBed;
+let key: string;
+let workspaceId: string;
+
+beforeAll(async () => {
+  bed = await createApiTestBed({ tenants: 2, clock });
+  const tenant = bed.tenants[0];
+  if (!tenant) throw new Error('no tenant');
+  workspaceId = tenant.workspaceId;
+  key = await bed.issueKey(tenant, ['analytics:read', 'orders:read']);
+});
+afterAll(async () => bed?.close());
+
+async function get<T = Json>(path: string, options: { key?: string; language?: string } = {}): Promise<T> {
+  const response = await bed.request(path, { key: options.key ?? key, headers: options.language ? { 'accept-language': options.language } : {} });
+  expect(response.status, `${path}: ${response.text}`).toBe(200);
+  return response.body as T;
+}
+
+async function invalid(path: string): Promise<Json> {
+  const response = await bed.request(path, { key });
+  expect(response.status, `${path}: ${response.text}`).toBe(400);
+  const body = response.body as Json;
+  expect(body.code).toBe('common.invalid_request');
+  return body;
+}
+
+function expectCommon(body: Json): void {
+  expect(body.timezone).toBe('UTC');
+  expect(body.freshness).toBe('live');
+  expect(body.asOf).toBe(clock.now().toISOString());
+  expect(body.evidenceId).toMatch(/^ev1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{32}$/);
+  expect(typeof body.truncated).toBe('boolean');
+}
+
+async function allOrders(): Promise<Json[]> {
+  const orders: Json[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await get<{ data: Json[]; nextCursor?: string }>(`/v1/orders?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    orders.push(...page.data);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return orders;
+}
+
+describe('GET /v1/analytics/metrics/{metric}', () => {
+  test.each(metricKeys)('%s answers with the common fields, its unit and a window only when it is a window metric', async (metric) => {
+    const body = await get(`/v1/analytics/metrics/${metric}`);
+    expectCommon(body);
+    expect(body.metric).toBe(metric);
+    expect(body.definitionVersion).toBe(1);
+    const windowMetric = metric === 'ORDER_CYCLE_TIME' || metric === 'CONSUMPTION_TREND';
+    if (windowMetric) expect(body.window).toEqual({ from: '2026-10-03T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z' });
+    else expect(body).not.toHaveProperty('window');
+  });
+
+  test('an unknown metric, a bad date, a time inside a day, an impossible date or from not before to is 400', async () => {
+    expect((await invalid('/v1/analytics/metrics/low_stock')).detail).toContain('metric');
+    await invalid('/v1/analytics/metrics/NOT_A_METRIC');
+    expect((await invalid('/v1/analytics/metrics/LOW_STOCK?from=yesterday')).detail).toContain('"from"');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T12:00:00Z');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?to=2026-02-30');
+    expect((await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-02&to=2026-10-02')).detail).toContain('earlier');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-03&to=2026-10-02');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01&from=2026-10-02');
+    // Both accepted forms of a day give the same window.
+    const a = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01&to=2026-10-08');
+    const b = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T00:00:00Z&to=2026-10-08T00:00:00.000%2B00:00');
+    expect(a.window).toEqual({ from: '2026-10-01T00:00:00.000Z', to: '2026-10-08T00:00:00.000Z' });
+    expect(b.window).toEqual(a.window);
+    expect(b.evidenceId).toBe(a.evidenceId);
+  });
+
+  test('the same request at the same checkpoint and asOf names the same stored evidence; a later asOf or checkpoint another', async () => {
+    const first = await get('/v1/analytics/metrics/LOW_STOCK');
+    const again = await get('/v1/analytics/metrics/LOW_STOCK');
+    expect(again.evidenceId).toBe(first.evidenceId);
+    const stored = await bed.database.pool.one(sql.type(z.object({ subject: z.unknown(), recorded: z.unknown(), tenantId: z.string() }))`
+      SELECT subject, recorded, tenant_id AS "tenantId" FROM analytics_evidence WHERE tenant_id = ${workspaceId} AND evidence_id = ${String(first.evidenceId)}
+    `);
+    expect(stored.tenantId).toBe(workspaceId);
+    expect(stored.subject).toEqual({ kind: 'metric', metric: 'LOW_STOCK', caps: { counts: 100_000 } });
+    expect(stored.recorded).toEqual({ metric: 'LOW_STOCK', value: first.value, unit: 'count', breakdown: [], truncated: false });
+
+    clock.advance(1);
+    const later = await get('/v1/analytics/metrics/LOW_STOCK');
+    expect(later.evidenceId).not.toBe(first.evidenceId);
+
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+    await bed.settle();
+    const afterEvent = await get('/v1/analytics/metrics/LOW_STOCK');
+    expect(afterEvent.asOf).toBe(later.asOf);
+    expect(afterEvent.evidenceId).not.toBe(later.evidenceId);
+  });
+});
+
+describe('GET /v1/analytics/exceptions', () => {
+  test('lists exceptions highest priority first, with drill-downs, and the evidence of their metrics', async () => {
+    const body = await get<Json & { exceptions: Json[]; total: number }>('/v1/analytics/exceptions');
+    expectCommon(body);
+    expect(body.filters).toEqual({});
+    expect(body.total).toBe(body.exceptions.length);
+    expect(body.exceptions.length).toBeGreaterThan(0);
+    const priorities = body.exceptions.map((e) => Number(e.priority));
+    expect(priorities).toEqual([...priorities].sort((a, b) => b - a));
+    const metricsSeen = new Set(body.exceptions.map((e) => e.metric));
+    for (const metric of metricsSeen) {
+      const figure = await get(`/v1/analytics/metrics/${String(metric)}`);
+      const ofMetric = body.exceptions.filter((e) => e.metric === metric);
+      expect(ofMetric.every((e) => e.evidenceId === figure.evidenceId)).toBe(true);
+      expect(figure.value).toBe(ofMetric.length);
+    }
+    const again = await get<Json & { exceptions: Json[] }>('/v1/analytics/exceptions');
+    expect(again.exceptions).toEqual(body.exceptions);
+  });
+
+  test('catalogItemId narrows stock exceptions only', async () => {
+    const all = await get<{ exceptions: Json[] }>('/v1/analytics/exceptions');
+    const stock = all.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
+    const itemId = String((stock[0]?.reference as Json | undefined)?.catalogItemId);
+    expect(stock.length).toBeGreaterThan(0);
+    const narrowed = await get<{ exceptions: Json[]; filters: Json }>(`/v1/analytics/exceptions?catalogItemId=${encodeURIComponent(itemId)}`);
+    expect(narrowed.filters).toEqual({ catalogItemId: itemId });
+    const narrowedStock = narrowed.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
+    expect(narrowedStock).toEqual(stock.filter((e) => (e.reference as Json).catalogItemId === itemId));
+    expect(narrowed.exceptions.filter((e) => e.metric !== 'LOW_STOCK' && e.metric !== 'EXPIRING_STOCK')).toEqual(
+      all.exceptions.filter((e) => e.metric !== 'LOW_STOCK' && e.metric !== 'EXPIRING_STOCK'),
+    );
+    const none = await get<{ exceptions: Json[] }>('/v1/analytics/exceptions?catalogItemId=no-such-item');
+    expect(none.exceptions.some((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK')).toBe(false);
+    await invalid(`/v1/analytics/exceptions?catalogItemId=${'x'.repeat(201)}`);
+  });
+});
+
+describe('approval backlog, clinic comparison, cycle time', () => {
+  test('the backlog bands add up to the orders /v1/orders shows in pending_approval', async () => {
+    const orders = await allOrders();
+    const body = await get<Json & { bands: Json[]; totalPending: number }>('/v1/analytics/approval-backlog');
+    expectCommon(body);
+    expect(body.bands.map((b) => [b.band, b.minAgeHours, b.maxAgeHours])).toEqual(approvalBands.map((b) => [b.band, b.minAgeHours, b.maxAgeHours]));
+    expect(body.bands.reduce((sum, b) => sum + Number(b.count), 0)).toBe(body.totalPending);
+    expect(body.totalPending).toBe(orders.filter((o) => o.status === 'pending_approval').length);
+    const metric = await get('/v1/analytics/metrics/APPROVAL_BACKLOG');
+    expect(metric.evidenceId).toBe(body.evidenceId);
+  });
+
+  test('the clinic comparison counts the orders of each clinic as /v1/orders lists them', async () => {
+    const orders = await allOrders();
+    const body = await get<Json & { clinics: Json[] }>('/v1/analytics/clinics/comparison');
+    expectCommon(body);
+    expect(body.clinics.length).toBe(bed.tenants[0]?.clinicIds.length);
+    for (const clinic of body.clinics) {
+      const own = orders.filter((o) => o.clinicId === clinic.clinicId);
+      expect(clinic.totalOrders).toBe(own.length);
+      expect(clinic.pendingApprovalOrders).toBe(own.filter((o) => o.status === 'pending_approval').length);
+    }
+    expect(JSON.stringify(body)).not.toMatch(/value|cost|currency/i);
+  });
+
+  test('cycle time reports the four stages, as the ORDER_CYCLE_TIME metric of the same window', async () => {
+    const body = await get<Json & { stages: Json[] }>('/v1/analytics/cycle-time');
+    expectCommon(body);
+    expect(body.stages.map((s) => s.stage)).toEqual(cycleStages.map((s) => s.stage));
+    expect(body.stages.some((s) => typeof s.averageHours === 'number' && Number(s.samples) > 0)).toBe(true);
+    const metric = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME');
+    expect(metric.evidenceId).toBe(body.evidenceId);
+    expect(metric.value).toBe(body.overallAverageHours);
+  });
+});
+
+describe('GET /v1/analytics/consumption-trend', () => {
+  test('weekly points add up to the daily ones of each series', async () => {
+    const window = 'from=2026-10-05&to=2026-11-02';
+    type Trend = { series: { catalogItemId: string; unitOfMeasure: string; points: { quantity: number; movements: number; periodStart: string; periodEnd: string }[] }[] } & Json;
+    const daily = await get<Trend>(`/v1/analytics/consumption-trend?${window}`);
+    const weekly = await get<Trend>(`/v1/analytics/consumption-trend?${window}&granularity=week`);
+    expectCommon(daily);
+    expect(daily.granularity).toBe('day');
+    expect(weekly.granularity).toBe('week');
+    expect(daily.series.length).toBeGreaterThan(0);
+    const total = (t: Trend) => t.series.map((s) => [s.catalogItemId, s.unitOfMeasure, s.points.reduce((n, p) => n + p.quantity, 0), s.points.reduce((n, p) => n + p.movements, 0)]);
+    expect(total(weekly)).toEqual(total(daily));
+    for (const point of weekly.series.flatMap((s) => s.points)) {
+      expect(point.periodStart >= '2026-10-05T00:00:00.000Z' && point.periodEnd <= '2026-11-02T00:00:00.000Z').toBe(true);
+    }
+    const metric = await get<Json & { breakdown: Json[] }>(`/v1/analytics/metrics/CONSUMPTION_TREND?${window}`);
+    expect(metric.value).toBe(daily.series.reduce((n, s) => n + s.points.reduce((m, p) => m + p.movements, 0), 0));
+  });
+
+  test('granularity other than day or week, a window over 366 days or reversed is 400', async () => {
+    expect((await invalid('/v1/analytics/consumption-trend?granularity=month')).detail).toContain('granularity');
+    expect((await invalid('/v1/analytics/consumption-trend?from=2025-01-01&to=2026-01-03')).detail).toContain('366');
+    await get('/v1/analytics/consumption-trend?from=2025-01-01&to=2026-01-02');
+    await invalid('/v1/analytics/consumption-trend?from=2026-10-10&to=2026-10-01');
+    await invalid('/v1/analytics/consumption-trend?to=nope');
+  });
+});
+
+describe('GET /v1/analytics/briefing', () => {
+  test('figures carry localized labels; values and evidence do not change with the language', async () => {
+    const en = await get<Json & { figures: Json[] }>('/v1/analytics/briefing');
+    const es = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { language: 'es' });
+    const pt = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { language: 'pt-BR' });
+    expectCommon(en);
+    expect(en.period).toBe('daily');
+    expect(en.window).toEqual({ from: '2026-11-01T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z' });
+    const strip = (b: { figures: Json[] }) => b.figures.map(({ label: _label, ...rest }) => rest);
+    expect(strip(es)).toEqual(strip(en));
+    expect(strip(pt)).toEqual(strip(en));
+    expect(es.evidenceId).toBe(en.evidenceId);
+    const low = (b: { figures: Json[] }) => b.figures.find((f) => f.metric === 'LOW_STOCK')?.label;
+    expect([low(en), low(es), low(pt)]).toEqual(['Items below their reorder point', 'Artículos por debajo del punto de pedido', 'Itens abaixo do ponto de reposição']);
+    const bands = en.figures.filter((f) => f.metric === 'APPROVAL_BACKLOG');
+    expect(bands.map((f) => f.dimension)).toEqual(approvalBands.map((b) => b.band));
+    expect(en.figures.filter((f) => f.metric === 'LOW_STOCK').every((f) => !('dimension' in f))).toBe(true);
+  });
+
+  test("each figure's evidence is that of its source metric; weekly covers seven days; a bad period is 400", async () => {
+    const daily = await get<Json & { figures: Json[] }>('/v1/analytics/briefing?period=daily');
+    for (const metric of ['LOW_STOCK', 'PENDING_ORDERS', 'APPROVAL_BACKLOG']) {
+      const source = await get(`/v1/analytics/metrics/${metric}`);
+      expect(daily.figures.filter((f) => f.metric === metric).every((f) => f.evidenceId === source.evidenceId)).toBe(true);
+    }
+    const cycle = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-11-01&to=2026-11-02');
+    expect(daily.figures.filter((f) => f.metric === 'ORDER_CYCLE_TIME').every((f) => f.evidenceId === cycle.evidenceId)).toBe(true);
+    const weekly = await get('/v1/analytics/briefing?period=weekly');
+    expect(weekly.window).toEqual({ from: '2026-10-26T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z' });
+    expect((await invalid('/v1/analytics/briefing?period=monthly')).detail).toContain('daily or weekly');
+  });
+});
+
+describe('what analytics never contain', () => {
+  test('no cost, order value, patient reference or member name in any analytics answer', async () => {
+    const names = new Set<string>();
+    for (let from = logStart; ; ) {
+      const page = await bed.eventStore.readAll(from, 5000);
+      for (const event of page.events) {
+        if (event.type === 'MemberJoined') names.add(String((event.data as { name: string }).name));
+      }
+      if (page.atHead || page.events.length === 0) break;
+      from = page.next;
+    }
+    expect(names.size).toBeGreaterThan(0);
+    const paths = [
+      ...metricKeys.map((m) => `/v1/analytics/metrics/${m}`),
+      '/v1/analytics/exceptions',
+      '/v1/analytics/clinics/comparison',
+      '/v1/analytics/consumption-trend?granularity=week',
+      '/v1/analytics/approval-backlog',
+      '/v1/analytics/cycle-time',
+      '/v1/analytics/briefing?period=weekly',
+    ];
+    const forbiddenKeys = /"(cost|unitCost|currency|costStatus|patientRef|evaluatedValue|orderValue)"/;
+    for (const path of paths) {
+      const response = await bed.request(path, { key });
+      expect(response.status).toBe(200);
+      expect(response.text).not.toMatch(forbiddenKeys);
+      for (const name of names) expect(response.text, `${path} holds the member name ${name}`).not.toContain(name);
+    }
+  });
+
+  test('a key without analytics:read is refused with 403', async () => {
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    const other = await bed.issueKey(tenant, issuableScopes.filter((s) => s !== 'analytics:read'));
+    const response = await bed.request('/v1/analytics/briefing', { key: other });
+    expect(response.status).toBe(403);
+  });
+});
