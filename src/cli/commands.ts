@@ -9,6 +9,7 @@ export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   console: async () => (await import('./commands/consoleCommand.js')).consoleCommand,
   projections: async () => (await import('./commands/projectionsCommand.js')).projectionsCommand,
   openapi: async () => (await import('./commands/openapiCommand.js')).openapiCommand,
+  evidence: async () => (await import('./commands/evidenceCommand.js')).evidenceCommand,
 };
 
 export const usage = `usage: supply-api <command> [options]
@@ -27,6 +28,7 @@ export const usage = `usage: supply-api <command> [options]
   projections wait [--timeout S]
   projections replay [--projection NAME[,NAME]]
   openapi
+  evidence verify EVIDENCE_ID
 
 Commands that print data print one JSON document on stdout; logs and progress go to stderr.
 Settings come from the environment (DATABASE_URL, EVENTSTORE_URL, DATA_DIR, …; see README.md).

@@ -1,0 +1,62 @@
+import type { CommonQueryMethods } from 'slonik';
+import type { EventStore } from '../eventStore/eventStore.js';
+import { definitionVersion } from './definitions.js';
+import { canonicalJson, loadEvidence } from './evidence.js';
+import { createFoldComputer } from './fold/foldComputer.js';
+import { foldTenantLog } from './fold/foldTenantLog.js';
+import { computeSubject, type Subject } from './subjects.js';
+
+export type EvidenceVerification = {
+  readonly evidenceId: string;
+  readonly workspaceId: string;
+  readonly subject: Subject;
+  readonly asOf: string;
+  readonly checkpoint: { readonly tx: string; readonly seq: string };
+  readonly definitionVersion: number;
+  readonly match: boolean;
+  readonly recorded: unknown;
+  readonly recomputed: unknown;
+  /** Why nothing could be recomputed (an older definition version). */
+  readonly reason?: string;
+};
+
+export class UnknownEvidenceError extends Error {
+  constructor(readonly evidenceId: string) {
+    super(`no evidence record ${evidenceId}: check the EVIDENCE_ID argument (it is the evidenceId of an analytics answer)`);
+    this.name = 'UnknownEvidenceError';
+  }
+}
+
+/**
+ * Recomputes a stored figure from the event log up to the checkpoint it was read at, with the
+ * fold (never the projection's tables or SQL), and compares it with the figure as served.
+ */
+export async function verifyEvidence(
+  db: CommonQueryMethods,
+  eventStore: EventStore,
+  evidenceId: string,
+  options: { onProgress?: (eventsRead: number) => void } = {},
+): Promise<EvidenceVerification> {
+  const record = await loadEvidence(db, evidenceId);
+  if (record === undefined) throw new UnknownEvidenceError(evidenceId);
+  const described = {
+    evidenceId: record.evidenceId,
+    workspaceId: record.tenantId,
+    subject: record.subject,
+    asOf: record.asOf,
+    checkpoint: { tx: record.checkpoint.tx.toString(), seq: record.checkpoint.seq.toString() },
+    definitionVersion: record.definitionVersion,
+  };
+  if (record.definitionVersion !== definitionVersion) {
+    return {
+      ...described,
+      match: false,
+      recorded: record.recorded,
+      recomputed: null,
+      reason: `recorded with definition version ${record.definitionVersion}; this build computes version ${definitionVersion}`,
+    };
+  }
+  const state = await foldTenantLog(eventStore, record.tenantId, record.checkpoint, options);
+  const recomputed = await computeSubject(createFoldComputer(state, record.tenantId), record.subject, record.asOf);
+  return { ...described, match: canonicalJson(recomputed) === canonicalJson(record.recorded), recorded: record.recorded, recomputed };
+}

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { verifyEvidence, type EvidenceVerification } from '../../src/analytics/verifyEvidence.js';
+import { fixedClock } from '../../src/platform/clock.js';
+import { sql } from '../../src/platform/sql.js';
+import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { runCli } from '../support/cli.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Differential test: figures served from the projection's aggregates against the independent
+ * fold over the event log, on the medium seed (100 000 events), through the API.
+ */
+const clock = fixedClock(new Date(Date.parse(testAsOf) + 7.25 * 3_600_000));
+let bed: ApiTestBed;
+let key: string;
+
+beforeAll(async () => {
+  bed = await createApiTestBed({ tenants: 2, scale: 'medium', days: 120, clock });
+  const tenant = bed.tenants[1];
+  if (!tenant) throw new Error('no tenant');
+  key = await bed.issueKey(tenant, ['analytics:read']);
+}, 600_000);
+afterAll(async () => bed?.close());
+
+async function get(path: string): Promise<Json> {
+  const response = await bed.request(path, { key });
+  expect(response.status, response.text).toBe(200);
+  return response.body as Json;
+}
+
+function evidenceIdsOf(body: unknown): string[] {
+  const ids: string[] = [];
+  JSON.stringify(body, (name, value: unknown) => {
+    if (name === 'evidenceId' && typeof value === 'string') ids.push(value);
+    return value;
+  });
+  return ids;
+}
+
+async function verify(evidenceId: string): Promise<EvidenceVerification> {
+  return verifyEvidence(bed.database.pool, bed.eventStore, evidenceId);
+}
+
+describe('analytics evidence on the medium seed', () => {
+  test('every figure of both briefings, the exceptions, comparison, trend, backlog and cycle time verifies against the fold', async () => {
+    const answers = [
+      await get('/v1/analytics/briefing?period=daily'),
+      await get('/v1/analytics/briefing?period=weekly'),
+      await get('/v1/analytics/exceptions'),
+      await get('/v1/analytics/clinics/comparison'),
+      await get('/v1/analytics/consumption-trend?from=2026-08-01&to=2026-11-02&granularity=week'),
+      await get('/v1/analytics/approval-backlog'),
+      await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-07-01&to=2026-11-02'),
+      await get('/v1/analytics/metrics/CONSUMPTION_TREND?from=2026-10-01&to=2026-11-02'),
+    ];
+    const ids = [...new Set(answers.flatMap(evidenceIdsOf))];
+    expect(ids.length).toBeGreaterThanOrEqual(14);
+    const weekly = answers[1] as { figures: Json[] };
+    // The seed is rich enough that the figures are not trivially zero.
+    expect(weekly.figures.filter((f) => typeof f.value === 'number' && f.value > 0).length).toBeGreaterThan(10);
+    const mismatches: EvidenceVerification[] = [];
+    for (const id of ids) {
+      const verification = await verify(id);
+      if (!verification.match) mismatches.push(verification);
+    }
+    expect(mismatches.map((m) => ({ id: m.evidenceId, subject: m.subject, recorded: m.recorded, recomputed: m.recomputed }))).toEqual([]);
+  }, 600_000);
+
+  test('a figure altered after it was served is a mismatch: verify prints both and exits 1', async () => {
+    const body = await get('/v1/analytics/metrics/PENDING_ORDERS');
+    const evidenceId = String(body.evidenceId);
+    const ok = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });
+    expect(ok.code, ok.stderr).toBe(0);
+    const printed = JSON.parse(ok.stdout) as Json;
+    expect(printed).toMatchObject({ evidenceId, match: true, recorded: { metric: 'PENDING_ORDERS', value: body.value } });
+    expect(printed.recomputed).toEqual(printed.recorded);
+
+    await bed.database.pool.query(sql.typeAlias('void')`
+      UPDATE analytics_evidence SET recorded = jsonb_set(recorded, '{value}', to_jsonb((recorded->>'value')::int + 1))
+      WHERE evidence_id = ${evidenceId}
+    `);
+    const bad = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });
+    expect(bad.code).toBe(1);
+    const mismatch = JSON.parse(bad.stdout) as Json;
+    expect(mismatch.match).toBe(false);
+    expect((mismatch.recorded as Json).value).toBe(Number(body.value) + 1);
+    expect((mismatch.recomputed as Json).value).toBe(body.value);
+    expect(bad.stderr).toContain('does not match');
+  }, 120_000);
+
+  test('an unknown evidence id names the argument and exits 2', async () => {
+    const result = await runCli(['evidence', 'verify', 'ev1.bm8.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'], { DATABASE_URL: bed.database.url });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('EVIDENCE_ID');
+    const missing = await runCli(['evidence', 'verify'], { DATABASE_URL: bed.database.url });
+    expect(missing.code).toBe(2);
+  });
+
+  test('the evidence record keeps the checkpoint the figure was read at', async () => {
+    const body = await get('/v1/analytics/metrics/LOW_STOCK');
+    const row = await bed.database.pool.one(sql.type(z.object({ tx: z.string(), seq: z.string() }))`
+      SELECT checkpoint_tx::text AS tx, checkpoint_seq::text AS seq FROM analytics_evidence WHERE evidence_id = ${String(body.evidenceId)}
+    `);
+    const verification = await verify(String(body.evidenceId));
+    expect(verification.checkpoint).toEqual(row);
+    expect(BigInt(row.seq)).toBeGreaterThan(0n);
+  });
+});
