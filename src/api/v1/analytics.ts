@@ -4,6 +4,7 @@ import {
   briefingPeriods,
   briefingWindow,
   cycleStages,
+  defaultWindow,
   definitionVersion,
   drillDownTypes,
   metricKeys,
@@ -325,6 +326,14 @@ function asOfNow(context: OperationContext): string {
   return isoUtc(context.clock.now());
 }
 
+/** Computes one subject at the request's asOf (validation that needs asOf runs in `subjectAt`). */
+async function computeOne<T, S extends Subject = Subject>(context: OperationContext, subjectAt: (asOf: string) => S) {
+  const asOf = asOfNow(context);
+  const subject = subjectAt(asOf);
+  const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
+  return { asOf, subject, ...only<T>(computed, 0) };
+}
+
 function only<T>(computed: readonly ComputedSubject[], index: number): { result: T; evidenceId: string } {
   const item = computed[index];
   if (item === undefined) throw new Error(`analytics subject ${index} was not computed`);
@@ -358,12 +367,10 @@ export const getMetricOperation = defineOperation({
   responseName: 'Metric',
   problems: ['common.invalid_request'],
   handle: async (context, { params, query }) => {
-    const asOf = asOfNow(context);
     const metric = params.metric as MetricKey;
-    const window = resolveWindow(query.from, query.to, asOf);
-    const subject = subjectOfMetric(metric, window, context.analyticsCaps);
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-    const { result, evidenceId: evidence } = only<MetricResult>(computed, 0);
+    const { asOf, subject, result, evidenceId: evidence } = await computeOne<MetricResult>(context, (at) =>
+      subjectOfMetric(metric, resolveWindow(query.from, query.to, at), context.analyticsCaps),
+    );
     return {
       metric,
       definition: metricDefinitions[metric],
@@ -423,10 +430,10 @@ export const getClinicComparisonOperation = defineOperation({
   responseName: 'ClinicComparison',
   problems: [],
   handle: async (context) => {
-    const asOf = asOfNow(context);
-    const subject: Subject = { kind: 'comparison', cap: context.analyticsCaps.comparison };
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-    const { result, evidenceId: evidence } = only<ComparisonResult>(computed, 0);
+    const { asOf, result, evidenceId: evidence } = await computeOne<ComparisonResult>(context, () => ({
+      kind: 'comparison',
+      cap: context.analyticsCaps.comparison,
+    }));
     return {
       metric: 'CLINIC_ORDER_COUNTS',
       definition: 'Per clinic: every order of the clinic in any status (drafts included), and those now in pending_approval.',
@@ -456,12 +463,14 @@ export const getConsumptionTrendOperation = defineOperation({
   responseName: 'ConsumptionTrend',
   problems: ['common.invalid_request'],
   handle: async (context, { query }) => {
-    const asOf = asOfNow(context);
-    const window = resolveWindow(query.from, query.to, asOf, trendMaxDays);
     const granularity = query.granularity ?? 'day';
-    const subject: Subject = { kind: 'trend', window, granularity, cap: context.analyticsCaps.trend };
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-    const { result, evidenceId: evidence } = only<TrendResult>(computed, 0);
+    const { asOf, result, evidenceId: evidence, subject } = await computeOne<TrendResult, Extract<Subject, { kind: 'trend' }>>(context, (at) => ({
+      kind: 'trend',
+      window: resolveWindow(query.from, query.to, at, trendMaxDays),
+      granularity,
+      cap: context.analyticsCaps.trend,
+    }));
+    const { window } = subject;
     return {
       metric: 'CONSUMPTION_TREND',
       definition: metricDefinitions.CONSUMPTION_TREND,
@@ -487,10 +496,9 @@ export const getApprovalBacklogOperation = defineOperation({
   responseName: 'ApprovalBacklog',
   problems: [],
   handle: async (context) => {
-    const asOf = asOfNow(context);
-    const subject = subjectOfMetric('APPROVAL_BACKLOG', briefingWindow(asOf, 'daily'), context.analyticsCaps);
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-    const { result, evidenceId: evidence } = only<MetricResult>(computed, 0);
+    const { asOf, result, evidenceId: evidence } = await computeOne<MetricResult>(context, (at) =>
+      subjectOfMetric('APPROVAL_BACKLOG', briefingWindow(at, 'daily'), context.analyticsCaps),
+    );
     return {
       metric: 'APPROVAL_BACKLOG',
       definition: metricDefinitions.APPROVAL_BACKLOG,
@@ -522,11 +530,10 @@ export const getCycleTimeOperation = defineOperation({
   responseName: 'CycleTime',
   problems: [],
   handle: async (context) => {
-    const asOf = asOfNow(context);
-    const window = resolveWindow(undefined, undefined, asOf);
-    const subject = subjectOfMetric('ORDER_CYCLE_TIME', window, context.analyticsCaps);
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-    const { result, evidenceId: evidence } = only<MetricResult>(computed, 0);
+    const { asOf, result, evidenceId: evidence } = await computeOne<MetricResult>(context, (at) =>
+      subjectOfMetric('ORDER_CYCLE_TIME', defaultWindow(at), context.analyticsCaps),
+    );
+    const window = defaultWindow(asOf);
     return {
       metric: 'ORDER_CYCLE_TIME',
       definition: metricDefinitions.ORDER_CYCLE_TIME,
