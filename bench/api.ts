@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
@@ -8,32 +6,27 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { z } from 'zod';
-import { allProjections } from '../projections/index.js';
-import { createProgressBar } from '../src/cli/progressBar.js';
-import { checkKeyRequester } from '../src/console/keyRequester.js';
 import { historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
 import type { TenantSummary } from '../src/console/seedSummary.js';
-import { createPostgresEventStore } from '../src/eventStore/postgresEventStore.js';
-import { issueKey } from '../src/keys/keyIssuer.js';
 import { issuableScopes } from '../src/keys/scopes.js';
-import { systemClock } from '../src/platform/clock.js';
-import { createDatabasePool } from '../src/platform/db.js';
-import { createLogger } from '../src/platform/logger.js';
-import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
-import { replayProjections } from '../src/projecting/replay.js';
 import {
   createBenchDatabase,
+  issueBenchKey,
   megabytes,
   note,
   oneOf,
+  openBenchStore,
   percentile,
   positiveInteger,
   round,
-  seedBenchHistory,
+  seedAndProject,
+  startChild,
+  stopChild,
   utcDay,
   wholeNumber,
   type BenchDatabase,
+  type Child,
 } from './benchSupport.js';
 import type { BenchResult } from './run.js';
 
@@ -293,23 +286,10 @@ const countRow = z.object({ count: z.bigint() });
 const orderIdRow = z.object({ orderId: z.string() });
 
 async function prepareData(database: BenchDatabase, params: HistoryParams, orderIdCount: number): Promise<BenchData> {
-  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
-  const { connectionUri } = database;
-  const pool = await createDatabasePool(connectionUri, 4);
-  const store = createPostgresEventStore({ pool, kind: 'postgres', logger, connectionUri });
+  const setup = await openBenchStore(database);
+  const { pool } = setup;
   try {
-    await migrate(pool, logger);
-    note(`database ${database.name}: seed ${params.seed}, ${params.tenants} tenants, ${params.days} days, ${params.scale}`);
-    const seeded = await seedBenchHistory(store, params);
-    note(`seed: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
-    const bar = createProgressBar('replay', 'events', true);
-    bar.start(0);
-    try {
-      await replayProjections({ pool, eventStore: store, projections: allProjections, logger, onProgress: ({ seen, total }) => bar.update(seen, total) });
-    } finally {
-      bar.stop();
-    }
-    await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+    const seeded = await seedAndProject(database, setup, params);
 
     const tenant = seeded.summary.tenants[0];
     const memberId = tenant?.memberIds[0];
@@ -322,15 +302,11 @@ async function prepareData(database: BenchDatabase, params: HistoryParams, order
       SELECT order_id AS "orderId" FROM read_models.orders WHERE tenant_id = ${tenantId} ORDER BY md5(order_id) LIMIT ${orderIdCount}
     `);
     if (orderIds.length === 0) throw new Error(`tenant ${tenantId} has no orders`);
-    const issued = await issueKey(
-      { pool, clock: systemClock, checkRequester: (w, m) => checkKeyRequester(store, w, m) },
-      { workspaceId: tenantId, memberId, scopes: issuableScopes, name: 'bench' },
-    );
+    const issued = await issueBenchKey(setup, tenant, issuableScopes);
     note(`tenant ${tenantId}: ${orders} orders, ${boxes} boxes; key ${issued.prefix}… with ${issued.scopes.length} scopes; ${orderIds.length} order ids`);
     return { tenant, key: issued.key, orderIds, orders: Number(orders), boxes: Number(boxes), events: seeded.events };
   } finally {
-    await store.close();
-    await pool.end();
+    await setup.close();
   }
 }
 
@@ -345,105 +321,7 @@ function requestPaths(orderIds: readonly string[]): RequestPaths {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Child processes.
-
-type Child = {
-  readonly name: string;
-  readonly process: ChildProcess;
-  readonly baseUrl: string;
-  readonly exited: Promise<number | null>;
-  stderrTail(): string;
-};
-
-/** Lines of a child's stderr passed on to ours. */
-const forwardedLines = 20;
-
-/** Environment settings that would change what the API child connects to; the bench sets its own. */
-const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
-
-async function startChild(
-  children: Set<Child>,
-  name: string,
-  argv: readonly string[],
-  env: Readonly<Record<string, string>>,
-  cpuProfDir?: string,
-): Promise<Child> {
-  const port = await freePort();
-  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !inheritedButNotWanted.includes(key)));
-  const nodeFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-  const child = spawn(process.execPath, [...nodeFlags, ...argv, '--port', String(port)], {
-    env: { ...baseEnv, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const tail: string[] = [];
-  let partial = '';
-  let lineCount = 0;
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-      lineCount += 1;
-      // The first lines go through; a flood (say, an error per request) is only counted.
-      if (lineCount <= forwardedLines) note(`[${name}] ${line}`);
-    }
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
-      if (lineCount > forwardedLines) note(`[${name}] … ${lineCount - forwardedLines} more lines on stderr not shown`);
-      resolve(code);
-    }),
-  );
-  const started: Child = { name, process: child, baseUrl: `http://127.0.0.1:${port}`, exited, stderrTail: () => tail.join('\n') };
-  children.add(started);
-  await waitForHealth(started, 60_000);
-  return started;
-}
-
-async function waitForHealth(child: Child, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void child.exited.then((code) => {
-    exitCode = code;
-  });
-  while (performance.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`${child.name} exited (code ${exitCode}) before answering /healthz:\n${child.stderrTail()}`);
-    try {
-      const response = await fetch(`${child.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
-      await response.arrayBuffer();
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${child.name} did not answer /healthz within ${timeoutMs} ms:\n${child.stderrTail()}`);
-}
-
-/** SIGTERM (graceful: a --cpu-prof profile is written on exit), SIGKILL after 15 s. */
-async function stopChild(children: Set<Child>, child: Child): Promise<void> {
-  if (!children.delete(child)) return;
-  if (child.process.exitCode === null && child.process.signalCode === null) {
-    child.process.kill('SIGTERM');
-    const killed = setTimeout(() => child.process.kill('SIGKILL'), 15_000);
-    await child.exited;
-    clearTimeout(killed);
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+// Redis.
 
 async function redisAnswers(url: string): Promise<boolean> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -1,11 +1,24 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DatabasePool } from 'slonik';
+import { allProjections } from '../projections/index.js';
 import type { EventStore } from '../src/eventStore/eventStore.js';
+import { createPostgresEventStore } from '../src/eventStore/postgresEventStore.js';
 import { createProgressBar } from '../src/cli/progressBar.js';
+import { checkKeyRequester } from '../src/console/keyRequester.js';
 import { seed } from '../src/console/seed.js';
-import type { SeedSummary } from '../src/console/seedSummary.js';
+import type { SeedSummary, TenantSummary } from '../src/console/seedSummary.js';
 import type { HistoryParams } from '../src/console/history/historyParams.js';
+import { issueKey, type IssuedKey } from '../src/keys/keyIssuer.js';
+import type { Scope } from '../src/keys/scopes.js';
+import { systemClock } from '../src/platform/clock.js';
 import { createDatabasePool } from '../src/platform/db.js';
+import { createLogger, type Logger } from '../src/platform/logger.js';
+import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
+import { replayProjections } from '../src/projecting/replay.js';
 
 /**
  * What the projection benches share: a Postgres database of their own (dropped at the end, on
@@ -76,6 +89,174 @@ export async function seedBenchHistory(
     bar.stop();
   }
 }
+
+/** A pool of 4 and the Postgres event store on the bench database (setup work; close() ends both). */
+export async function openBenchStore(database: BenchDatabase): Promise<{
+  readonly pool: DatabasePool;
+  readonly store: EventStore;
+  readonly logger: Logger;
+  close(): Promise<void>;
+}> {
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const { connectionUri } = database;
+  const pool = await createDatabasePool(connectionUri, 4);
+  const store = createPostgresEventStore({ pool, kind: 'postgres', logger, connectionUri });
+  return {
+    pool,
+    store,
+    logger,
+    close: async () => {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Setup, not measured: migrates the bench database, appends the seed history, rebuilds every
+ * projection to the head of the log (replayProjections, with a progress bar) and runs VACUUM
+ * ANALYZE, printing what it does and how long it took on stderr.
+ */
+export async function seedAndProject(
+  database: BenchDatabase,
+  { pool, store, logger }: { readonly pool: DatabasePool; readonly store: EventStore; readonly logger: Logger },
+  params: HistoryParams,
+): Promise<{ readonly summary: SeedSummary; readonly events: number; readonly seedSeconds: number; readonly projectSeconds: number }> {
+  await migrate(pool, logger);
+  note(`database ${database.name}: seed ${params.seed}, ${params.tenants} tenants, ${params.days} days, ${params.scale}`);
+  const seeded = await seedBenchHistory(store, params);
+  note(`seed: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
+  const started = performance.now();
+  const bar = createProgressBar('replay', 'events', true);
+  bar.start(0);
+  try {
+    await replayProjections({ pool, eventStore: store, projections: allProjections, logger, onProgress: ({ seen, total }) => bar.update(seen, total) });
+  } finally {
+    bar.stop();
+  }
+  await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+  const projectSeconds = (performance.now() - started) / 1000;
+  note(`projected to the head (${allProjections.length} projections) and VACUUM ANALYZE in ${projectSeconds.toFixed(1)} s (setup, not measured)`);
+  return { summary: seeded.summary, events: seeded.events, seedSeconds: seeded.seconds, projectSeconds };
+}
+
+/** An API key for the tenant's owner (its first member) holding `scopes`. */
+export async function issueBenchKey(
+  { pool, store }: { readonly pool: DatabasePool; readonly store: EventStore },
+  tenant: TenantSummary,
+  scopes: readonly Scope[],
+): Promise<IssuedKey> {
+  const memberId = tenant.memberIds[0];
+  if (memberId === undefined) throw new Error(`tenant ${tenant.workspaceId} has no owner`);
+  return issueKey(
+    { pool, clock: systemClock, checkRequester: (w, m) => checkKeyRequester(store, w, m) },
+    { workspaceId: tenant.workspaceId, memberId, scopes, name: 'bench' },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes.
+
+/** A server the bench started as a child process (the API, a baseline). */
+export type Child = {
+  readonly name: string;
+  readonly process: ChildProcess;
+  readonly baseUrl: string;
+  readonly exited: Promise<number | null>;
+  stderrTail(): string;
+};
+
+/** Lines of a child's stderr passed on to ours. */
+const forwardedLines = 20;
+
+/** Environment settings that would change what the API child connects to; the bench sets its own. */
+const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
+
+/** Spawns `node ARGV --port P` on a free port and waits until it answers /healthz; it joins `children`. */
+export async function startChild(
+  children: Set<Child>,
+  name: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cpuProfDir?: string,
+): Promise<Child> {
+  const port = await freePort();
+  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !inheritedButNotWanted.includes(key)));
+  const nodeFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+  const child = spawn(process.execPath, [...nodeFlags, ...argv, '--port', String(port)], {
+    env: { ...baseEnv, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const tail: string[] = [];
+  let partial = '';
+  let lineCount = 0;
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      lineCount += 1;
+      // The first lines go through; a flood (say, an error per request) is only counted.
+      if (lineCount <= forwardedLines) note(`[${name}] ${line}`);
+    }
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      if (lineCount > forwardedLines) note(`[${name}] … ${lineCount - forwardedLines} more lines on stderr not shown`);
+      resolve(code);
+    }),
+  );
+  const started: Child = { name, process: child, baseUrl: `http://127.0.0.1:${port}`, exited, stderrTail: () => tail.join('\n') };
+  children.add(started);
+  await waitForHealth(started, 60_000);
+  return started;
+}
+
+async function waitForHealth(child: Child, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void child.exited.then((code) => {
+    exitCode = code;
+  });
+  while (performance.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${child.name} exited (code ${exitCode}) before answering /healthz:\n${child.stderrTail()}`);
+    try {
+      const response = await fetch(`${child.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${child.name} did not answer /healthz within ${timeoutMs} ms:\n${child.stderrTail()}`);
+}
+
+/** SIGTERM (graceful: a --cpu-prof profile is written on exit), SIGKILL after 15 s. */
+export async function stopChild(children: Set<Child>, child: Child): Promise<void> {
+  if (!children.delete(child)) return;
+  if (child.process.exitCode === null && child.process.signalCode === null) {
+    child.process.kill('SIGTERM');
+    const killed = setTimeout(() => child.process.kill('SIGKILL'), 15_000);
+    await child.exited;
+    clearTimeout(killed);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 
 export function note(line: string): void {
   process.stderr.write(`${line}\n`);

@@ -21,6 +21,7 @@ const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   replay: () => import('./replay.js'),
   lag: () => import('./lag.js'),
   api: () => import('./api.js'),
+  analytics: () => import('./analytics.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {
