@@ -267,7 +267,11 @@ function readsOf(db: CommonQueryMethods, tenantId: string) {
      * Daily consumption rows of the window in (item, unit, day) order, at most `limit`: a loose
      * index scan walks the (item, unit) keys of the primary key and reads each key's days of the
      * window by range, so the scan reads the rows it returns and one probe per key. The nested
-     * loop keeps the keys' order (no join or sort after it; the name is a per-row lookup).
+     * loop keeps the keys' order (no join or sort after it). Names are joined to the keys, not
+     * to the rows: `named` (materialized, so that it is not inlined into every returned row)
+     * joins the keys to the tenant's items once and sorts the keys back into order. Looked up per
+     * returned row (a sequential scan of the small items table each time), the name cost about
+     * 4 of 5.6 ms on the large seed's weekly window (462 rows, 78 keys); this way 0.2 ms.
      */
     consumptionDays: async (window: DayWindow, limit: number) =>
       inConsumptionOrder(await db.any(sql.type(consumptionDayRow)`
@@ -287,14 +291,16 @@ function readsOf(db: CommonQueryMethods, tenantId: string) {
             ORDER BY c.catalog_item_id, c.unit
             LIMIT 1
           ) AS next
+        ),
+        named AS MATERIALIZED (
+          SELECT s.catalog_item_id, s.unit, coalesce(i.name, s.catalog_item_id) AS name
+          FROM series AS s
+          LEFT JOIN read_models.analytics_items AS i ON i.tenant_id = ${tenantId} AND i.item_id = s.catalog_item_id
+          ORDER BY s.catalog_item_id, s.unit
         )
         SELECT d.catalog_item_id AS "catalogItemId", d.unit, to_char(d.day, 'YYYY-MM-DD') AS day, d.quantity::float8 AS quantity,
-          d.movements::float8 AS movements,
-          coalesce(
-            (SELECT i.name FROM read_models.analytics_items AS i WHERE i.tenant_id = ${tenantId} AND i.item_id = d.catalog_item_id),
-            d.catalog_item_id
-          ) AS name
-        FROM series AS s
+          d.movements::float8 AS movements, s.name
+        FROM named AS s
         CROSS JOIN LATERAL (
           SELECT c.catalog_item_id, c.unit, c.day, c.quantity, c.movements FROM read_models.analytics_consumption_daily AS c
           WHERE c.tenant_id = ${tenantId} AND c.catalog_item_id = s.catalog_item_id AND c.unit = s.unit
