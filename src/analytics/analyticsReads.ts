@@ -40,8 +40,8 @@ export async function computeWithEvidence(
 }
 
 /**
- * A briefing and the evidence of its own metrics ask for the same metric figures in one snapshot:
- * each is computed once.
+ * A briefing and the evidence of its own metrics ask for the same metric figures (the same
+ * parameters) in one snapshot: each is computed once.
  */
 function memoizedMetrics(computer: AnalyticsComputer): AnalyticsComputer {
   const metrics = new Map<string, Promise<MetricResult>>();

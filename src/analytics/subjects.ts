@@ -69,7 +69,7 @@ export function briefingSubject(period: BriefingPeriod, asOf: string, caps: Anal
 }
 
 /** Caps recorded in a subject; those it does not depend on are irrelevant to it (zero). */
-function recordedCaps(caps: MetricSubject['caps']): AnalyticsCaps {
+function recordedCaps(caps: Partial<AnalyticsCaps>): AnalyticsCaps {
   return { counts: caps.counts ?? 0, backlog: caps.backlog ?? 0, trend: caps.trend ?? 0, exceptions: 0, comparison: 0 };
 }
 
@@ -90,11 +90,12 @@ export async function computeSubject(computer: AnalyticsComputer, subject: Subje
     case 'trend':
       return computer.trend({ window: subject.window, granularity: subject.granularity, cap: subject.cap });
     case 'briefing': {
+      // Each metric exactly as its own subject computes it, so that the figures are those of the
+      // metrics' own evidence (and a snapshot computes each once).
       const caps = recordedCaps(subject.caps);
       const metrics: MetricResult[] = [];
       for (const metric of metricKeys) {
-        const own = subjectOfMetric(metric, subject.window, caps);
-        metrics.push(await computer.metric(metric, { ...(own.window ? { window: own.window } : {}), caps }, asOf));
+        metrics.push((await computeSubject(computer, subjectOfMetric(metric, subject.window, caps), asOf)) as MetricResult);
       }
       return { metrics } satisfies BriefingResult;
     }
