@@ -10,7 +10,9 @@ CREATE TABLE analytics_evidence (
   as_of timestamptz NOT NULL,
   checkpoint_tx bigint NOT NULL,
   checkpoint_seq bigint NOT NULL,
-  recorded jsonb NOT NULL,
+  -- The figure as served, as JSON text: stored as it was sent (no reparse into jsonb, the largest
+  -- part of storing a long exceptions list); verification compares it canonically.
+  recorded text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, evidence_id)
 );

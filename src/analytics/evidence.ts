@@ -69,7 +69,7 @@ export async function storeEvidence(db: CommonQueryMethods, records: readonly Ev
   const unique = [...new Map(records.map((r) => [`${r.tenantId}\u0000${r.evidenceId}`, r])).values()];
   await db.query(sql.typeAlias('void')`
     INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded)
-    SELECT tenant_id, evidence_id, subject::jsonb, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded::jsonb
+    SELECT tenant_id, evidence_id, subject::jsonb, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded
     FROM ${sql.unnest(
       unique.map((r) => [
         r.tenantId,
@@ -79,7 +79,7 @@ export async function storeEvidence(db: CommonQueryMethods, records: readonly Ev
         r.asOf,
         r.checkpoint.tx,
         r.checkpoint.seq,
-        canonicalJson(r.recorded),
+        JSON.stringify(r.recorded),
       ]),
       ['text', 'text', 'text', 'int4', 'timestamptz', 'int8', 'int8', 'text'],
     )} AS r(tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded)
@@ -95,7 +95,7 @@ const storedEvidenceRow = z.object({
   asOf: z.string(),
   checkpointTx: z.string(),
   checkpointSeq: z.string(),
-  recorded: z.unknown(),
+  recorded: z.string(),
 });
 
 export async function loadEvidence(db: CommonQueryMethods, evidenceId: string): Promise<EvidenceRecord | undefined> {
@@ -116,6 +116,6 @@ export async function loadEvidence(db: CommonQueryMethods, evidenceId: string): 
     definitionVersion: row.definitionVersion,
     asOf: row.asOf,
     checkpoint: { tx: BigInt(row.checkpointTx), seq: BigInt(row.checkpointSeq) },
-    recorded: row.recorded,
+    recorded: JSON.parse(row.recorded) as unknown,
   };
 }

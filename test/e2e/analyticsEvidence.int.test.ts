@@ -78,7 +78,7 @@ describe('analytics evidence on the medium seed', () => {
     expect(printed.recomputed).toEqual(printed.recorded);
 
     await bed.database.pool.query(sql.typeAlias('void')`
-      UPDATE analytics_evidence SET recorded = jsonb_set(recorded, '{value}', to_jsonb((recorded->>'value')::int + 1))
+      UPDATE analytics_evidence SET recorded = jsonb_set(recorded::jsonb, '{value}', to_jsonb((recorded::jsonb->>'value')::int + 1))::text
       WHERE evidence_id = ${evidenceId}
     `);
     const bad = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });

@@ -89,7 +89,7 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     const first = await get('/v1/analytics/metrics/LOW_STOCK');
     const again = await get('/v1/analytics/metrics/LOW_STOCK');
     expect(again.evidenceId).toBe(first.evidenceId);
-    const stored = await bed.database.pool.one(sql.type(z.object({ subject: z.unknown(), recorded: z.unknown(), tenantId: z.string() }))`
+    const stored = await bed.database.pool.one(sql.type(z.object({ subject: z.unknown(), recorded: z.string().transform((text) => JSON.parse(text) as unknown), tenantId: z.string() }))`
       SELECT subject, recorded, tenant_id AS "tenantId" FROM analytics_evidence WHERE tenant_id = ${workspaceId} AND evidence_id = ${String(first.evidenceId)}
     `);
     expect(stored.tenantId).toBe(workspaceId);
