@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../../eventStore/eventStore.js';
 import { newEvent, type EventData, type EventEnvelope, type EventType } from '../../events/index.js';
-import { compareBytes, type AnalyticsCaps, type MetricResult } from '../results.js';
+import type { AnalyticsCaps, MetricResult } from '../results.js';
 import { createAnalyticsFoldState, foldEvent, type AnalyticsFoldState } from './analyticsFold.js';
-import { compareIds, createFoldComputer } from './foldComputer.js';
+import { createFoldComputer } from './foldComputer.js';
 import { foldTenantLog } from './foldTenantLog.js';
 
 const tenant = 'ten_1';
@@ -755,18 +754,6 @@ describe('exceptions report', () => {
       ['APPROVAL_BACKLOG', 'ord_1'],
     ]);
   });
-});
-
-test('ids compare in UTF-8 byte order', () => {
-  const sign = (n: number) => Math.sign(n);
-  expect(sign(compareIds('\uFF01', '\u{1F600}'))).toBe(-1);
-  expect(sign(compareIds('Z', 'a'))).toBe(-1);
-  fc.assert(
-    fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
-      expect(sign(compareIds(a, b))).toBe(sign(compareBytes(a, b)));
-    }),
-  );
-  fc.assert(fc.property(fc.string(), fc.string(), (a, b) => sign(compareIds(a, b)) === sign(compareBytes(a, b))));
 });
 
 // ── Folding the log ──

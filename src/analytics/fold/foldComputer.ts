@@ -185,7 +185,7 @@ function comparison(state: AnalyticsFoldState, cap: number): ComparisonResult {
     if (order.status === 'pending_approval') pendingByClinic.set(order.clinicId, (pendingByClinic.get(order.clinicId) ?? 0) + 1);
   }
   const clinics = [...state.clinics]
-    .sort(([a], [b]) => compareIds(a, b))
+    .sort(([a], [b]) => compareBytes(a, b))
     .map(([clinicId, clinic]) => ({
       clinicId,
       clinicName: clinic.name,
@@ -299,7 +299,7 @@ function pendingApprovals(state: AnalyticsFoldState): PendingApproval[] {
   for (const order of state.orders.values()) {
     if (order.status === 'pending_approval' && order.pendingSince !== undefined) pending.push(order as PendingApproval);
   }
-  return pending.sort((a, b) => Date.parse(a.pendingSince) - Date.parse(b.pendingSince) || compareIds(a.orderId, b.orderId));
+  return pending.sort((a, b) => Date.parse(a.pendingSince) - Date.parse(b.pendingSince) || compareBytes(a.orderId, b.orderId));
 }
 
 function approvalItems(state: AnalyticsFoldState, asOf: string): ExceptionItem[] {
@@ -326,7 +326,7 @@ function consumptionRows(state: AnalyticsFoldState, window: DayWindow, cap: numb
     .filter((row) => dayInWindow(row.day, window))
     .sort(
       (a, b) =>
-        compareIds(a.catalogItemId, b.catalogItemId) || compareIds(a.unitOfMeasure, b.unitOfMeasure) || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0),
+        compareBytes(a.catalogItemId, b.catalogItemId) || compareBytes(a.unitOfMeasure, b.unitOfMeasure) || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0),
     );
   return { rows: rows.slice(0, cap), truncated: rows.length > cap };
 }
@@ -346,18 +346,6 @@ function groupByItemAndUnit(rows: readonly ConsumptionDay[]): { catalogItemId: s
 function dayInWindow(day: string, window: DayWindow): boolean {
   const start = Date.parse(`${day}T00:00:00.000Z`);
   return start >= Date.parse(window.from) && start < Date.parse(window.to);
-}
-
-const beyondSurrogates = /[\uD800-\uFFFF]/;
-
-/**
- * compareBytes (UTF-8 byte order) without encoding in the common case: below U+D800, UTF-16 code
- * unit order is code point order, which is UTF-8 byte order.
- */
-export function compareIds(a: string, b: string): number {
-  if (a === b) return 0;
-  if (beyondSurrogates.test(a) || beyondSurrogates.test(b)) return compareBytes(a, b);
-  return a < b ? -1 : 1;
 }
 
 function itemName(state: AnalyticsFoldState, catalogItemId: string): string {
