@@ -67,22 +67,17 @@ export function evidenceRecord(tenantId: string, subject: Subject, asOf: string,
 export async function storeEvidence(db: CommonQueryMethods, records: readonly EvidenceRecord[]): Promise<void> {
   if (records.length === 0) return;
   const unique = [...new Map(records.map((r) => [`${r.tenantId}\u0000${r.evidenceId}`, r])).values()];
+  // One parameter per value rather than sql.unnest: pg writes array parameters element by element
+  // with escaping, which for a long exceptions list cost more than the INSERT itself.
+  const rows = unique.map(
+    (r) => sql.fragment`(
+      ${r.tenantId}, ${r.evidenceId}, ${canonicalJson(r.subject)}::jsonb, ${r.definitionVersion}, ${r.asOf}::timestamptz,
+      ${r.checkpoint.tx.toString()}::int8, ${r.checkpoint.seq.toString()}::int8, ${JSON.stringify(r.recorded)}
+    )`,
+  );
   await db.query(sql.typeAlias('void')`
     INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded)
-    SELECT tenant_id, evidence_id, subject::jsonb, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded
-    FROM ${sql.unnest(
-      unique.map((r) => [
-        r.tenantId,
-        r.evidenceId,
-        canonicalJson(r.subject),
-        r.definitionVersion,
-        r.asOf,
-        r.checkpoint.tx,
-        r.checkpoint.seq,
-        JSON.stringify(r.recorded),
-      ]),
-      ['text', 'text', 'text', 'int4', 'timestamptz', 'int8', 'int8', 'text'],
-    )} AS r(tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded)
+    VALUES ${sql.join(rows, sql.fragment`, `)}
     ON CONFLICT (tenant_id, evidence_id) DO NOTHING
   `);
 }

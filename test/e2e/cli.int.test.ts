@@ -174,6 +174,15 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const firstPage = (await (await fetch(`http://127.0.0.1:${first.port}/v1/orders?limit=2`, { headers: auth })).json()) as { nextCursor: string };
     expect(typeof firstPage.nextCursor).toBe('string');
     expect((await fetch(`http://127.0.0.1:${first.port}/openapi.json`)).status).toBe(200);
+    // Analytics on the embedded database, and their evidence verified from the log by the command line.
+    const briefing = await fetch(`http://127.0.0.1:${first.port}/v1/analytics/briefing?period=weekly`, { headers: auth });
+    expect(briefing.status).toBe(200);
+    const figures = z.object({ evidenceId: z.string(), figures: z.array(z.object({ metric: z.string(), evidenceId: z.string() })) }).parse(await briefing.json());
+    for (const evidenceId of [figures.evidenceId, figures.figures.find((f) => f.metric === 'LOW_STOCK')?.evidenceId ?? '']) {
+      const verified = await runCli(['evidence', 'verify', evidenceId], { DATA_DIR: dataDir() });
+      expect(verified.code, verified.stderr).toBe(0);
+      expect(JSON.parse(verified.stdout)).toMatchObject({ evidenceId, match: true });
+    }
     // A replay through the running service's embedded database switches every projection to generation 2.
     const replayed = await runCli(['projections', 'replay'], { DATA_DIR: dataDir() });
     expect(replayed.code, replayed.stderr).toBe(0);
