@@ -53,9 +53,11 @@ function capsOf(metric: MetricKey, caps: AnalyticsCaps): MetricSubject['caps'] {
   }
 }
 
-/** A metric's subject: state metrics never carry a window, window metrics always do. */
-export function subjectOfMetric(metric: MetricKey, window: DayWindow, caps: AnalyticsCaps): MetricSubject {
-  return stateMetrics.includes(metric) ? { kind: 'metric', metric, caps: capsOf(metric, caps) } : { kind: 'metric', metric, window, caps: capsOf(metric, caps) };
+/** A metric's subject: state metrics never carry a window (one given is ignored), window metrics always do. */
+export function subjectOfMetric(metric: MetricKey, window: DayWindow | undefined, caps: AnalyticsCaps): MetricSubject {
+  if (stateMetrics.includes(metric)) return { kind: 'metric', metric, caps: capsOf(metric, caps) };
+  if (window === undefined) throw new Error(`${metric} is computed over a window`);
+  return { kind: 'metric', metric, window, caps: capsOf(metric, caps) };
 }
 
 /** The metrics of a briefing, in briefing order, for a period ending with asOf's day. */

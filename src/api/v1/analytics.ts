@@ -7,6 +7,7 @@ import {
   defaultWindow,
   definitionVersion,
   drillDownTypes,
+  maxTrendWindowDays,
   metricKeys,
   multiRowMetrics,
   trendGranularities,
@@ -26,7 +27,7 @@ import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { responseDate, responseTimestamp } from '../../../projections/shared/responseFields.js';
 import { defineOperation, type OperationContext } from './operation.js';
-import { exceptionItemFilter, resolveWindow, trendMaxDays, windowBoundParameter } from './analyticsParameters.js';
+import { exceptionItemFilter, resolveWindow, windowBoundParameter } from './analyticsParameters.js';
 
 // ── Shapes ─────────────────────────────────────────────────────────────────────────────────────
 const evidenceId = z.string().max(400).openapi({
@@ -403,8 +404,7 @@ export const getExceptionsOperation = defineOperation({
     const caps = context.analyticsCaps;
     const filter = query.catalogItemId === undefined ? {} : { catalogItemId: query.catalogItemId };
     const report: Subject = { kind: 'exceptions', ...filter, cap: caps.exceptions };
-    const window = briefingWindow(asOf, 'daily');
-    const metricSubjects = exceptionMetrics.map((metric) => subjectOfMetric(metric, window, caps));
+    const metricSubjects = exceptionMetrics.map((metric) => subjectOfMetric(metric, undefined, caps));
     const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [report, ...metricSubjects]);
     const { result, evidenceId: evidence } = only<ExceptionsResult>(computed, 0);
     const metricEvidence = new Map(exceptionMetrics.map((metric, index) => [metric, only<MetricResult>(computed, index + 1).evidenceId]));
@@ -452,7 +452,7 @@ export const getConsumptionTrendOperation = defineOperation({
   path: '/v1/analytics/consumption-trend',
   tag,
   summary: 'Consumption per supply over time',
-  description: `Consumption per supply in its own unit, by UTC day or ISO week. The window is at most ${trendMaxDays} days; by default the 30 days ending today, by day.`,
+  description: `Consumption per supply in its own unit, by UTC day or ISO week. The window is at most ${maxTrendWindowDays} days; by default the 30 days ending today, by day.`,
   scope,
   query: z.object({
     from: windowBoundParameter('from'),
@@ -466,7 +466,7 @@ export const getConsumptionTrendOperation = defineOperation({
     const granularity = query.granularity ?? 'day';
     const { asOf, result, evidenceId: evidence, subject } = await computeOne<TrendResult, Extract<Subject, { kind: 'trend' }>>(context, (at) => ({
       kind: 'trend',
-      window: resolveWindow(query.from, query.to, at, trendMaxDays),
+      window: resolveWindow(query.from, query.to, at, maxTrendWindowDays),
       granularity,
       cap: context.analyticsCaps.trend,
     }));
@@ -496,8 +496,8 @@ export const getApprovalBacklogOperation = defineOperation({
   responseName: 'ApprovalBacklog',
   problems: [],
   handle: async (context) => {
-    const { asOf, result, evidenceId: evidence } = await computeOne<MetricResult>(context, (at) =>
-      subjectOfMetric('APPROVAL_BACKLOG', briefingWindow(at, 'daily'), context.analyticsCaps),
+    const { asOf, result, evidenceId: evidence } = await computeOne<MetricResult>(context, () =>
+      subjectOfMetric('APPROVAL_BACKLOG', undefined, context.analyticsCaps),
     );
     return {
       metric: 'APPROVAL_BACKLOG',

@@ -1,4 +1,4 @@
-import { dayMs, defaultWindow, maxTrendWindowDays, type DayWindow } from '../../analytics/definitions.js';
+import { dayMs, defaultWindow, type DayWindow } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { invalidRequest } from '../problems/apiError.js';
 import { maxIdLength } from './parameters.js';
@@ -43,8 +43,6 @@ export function resolveWindow(from: string | undefined, to: string | undefined, 
   if (maxDays !== undefined && Date.parse(window.to) - Date.parse(window.from) > maxDays * dayMs) throw invalidRequest('window_length');
   return window;
 }
-
-export const trendMaxDays = maxTrendWindowDays;
 
 /** `catalogItemId` of the exceptions report: ids hold no NUL and are at most 200 characters. */
 export const exceptionItemFilter = z
