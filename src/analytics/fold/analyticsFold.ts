@@ -1,3 +1,4 @@
+import { isoUtc } from '../../platform/clock.js';
 import { allCycleStages, usableBoxStatus, utcDate, type CycleMilestone, type CycleStage } from '../definitions.js';
 import type { EventEnvelope, OrderStatus } from '../../events/index.js';
 import { orderStatusAfter } from '../../events/orderStatusTransitions.js';
@@ -133,11 +134,6 @@ function consumptionKey(catalogItemId: string, unitOfMeasure: string, day: strin
   return `${catalogItemId}\u0000${unitOfMeasure}\u0000${day}`;
 }
 
-/** ISO with milliseconds and Z, whatever form the instant came in. */
-export function isoInstant(instant: string | number): string {
-  return new Date(instant).toISOString();
-}
-
 /** Whether the level is low with the item and warehouse as they are now. */
 export function isLevelLow(state: AnalyticsFoldState, level: StockLevelState): boolean {
   const item = state.items.get(level.catalogItemId);
@@ -159,7 +155,7 @@ export function foldEvent(state: AnalyticsFoldState, event: EventEnvelope): void
     throw new Error(`event ${event.eventId} belongs to tenant ${event.tenantId}, not ${state.tenantId}`);
   }
   state.eventCount += 1;
-  const at = isoInstant(event.occurredAt);
+  const at = isoUtc(event.occurredAt);
   switch (event.type) {
     // ── Catalog ──
     case 'CatalogItemDefined': {

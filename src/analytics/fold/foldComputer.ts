@@ -1,3 +1,4 @@
+import { isoUtc } from '../../platform/clock.js';
 import {
   approvalBandOf,
   approvalBands,
@@ -31,7 +32,7 @@ import {
   type MetricResult,
   type TrendResult,
 } from '../results.js';
-import { isoInstant, type AnalyticsFoldState, type ConsumptionDay, type OrderFoldState } from './analyticsFold.js';
+import { type AnalyticsFoldState, type ConsumptionDay, type OrderFoldState } from './analyticsFold.js';
 
 /**
  * The figures of a folded state (see analyticsFold.ts), computed with the same caps and orders as
@@ -66,8 +67,8 @@ export function createFoldComputer(state: AnalyticsFoldState, tenantId: string):
             .map(([start, point]) => ({ start: Math.max(start, from), end: Math.min(start + length, to), ...point }))
             .sort((a, b) => a.start - b.start)
             .map(({ start, end, quantity, movements }) => ({
-              periodStart: isoInstant(start),
-              periodEnd: isoInstant(end),
+              periodStart: isoUtc(start),
+              periodEnd: isoUtc(end),
               quantity,
               movements,
             })),
