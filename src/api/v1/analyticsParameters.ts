@@ -1,7 +1,7 @@
 import { dayMs, defaultWindow, type DayWindow } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { invalidRequest } from '../problems/apiError.js';
-import { maxIdLength } from './parameters.js';
+import { couldExist, maxIdLength } from './parameters.js';
 
 const dateForm = /^(\d{4})-(\d{2})-(\d{2})(?:T00:00(?::00(?:\.0{1,3})?)?(?:Z|[+-]00:?00))?$/;
 
@@ -47,8 +47,7 @@ export function resolveWindow(from: string | undefined, to: string | undefined, 
 /** `catalogItemId` of the exceptions report: ids hold no NUL and are at most 200 characters. */
 export const exceptionItemFilter = z
   .string()
-  .max(maxIdLength)
-  .refine((value) => !value.includes('\u0000'))
+  .refine(couldExist)
   .optional()
   .openapi({
     description: `Narrows the stock exceptions (LOW_STOCK, EXPIRING_STOCK) to one catalog item; other exceptions are listed in full. An id that matches nothing leaves no stock exceptions. At most ${maxIdLength} characters.`,
