@@ -39,6 +39,13 @@ export async function computeWithEvidence(
   return { checkpoint, computed: records.map((record) => ({ subject: record.subject, result: record.recorded, evidenceId: record.evidenceId })) };
 }
 
+/** The result and evidence of the subject at `index` of a `computeWithEvidence` call. */
+export function resultAt<T>(computed: readonly ComputedSubject[], index: number): { result: T; evidenceId: string } {
+  const item = computed[index];
+  if (item === undefined) throw new Error(`analytics subject ${index} was not computed`);
+  return { result: item.result as T, evidenceId: item.evidenceId };
+}
+
 /**
  * A briefing and the evidence of its own metrics ask for the same metric figures (the same
  * parameters) in one snapshot: each is computed once.

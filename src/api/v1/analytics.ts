@@ -1,15 +1,14 @@
-import { computeWithEvidence, type ComputedSubject } from '../../analytics/analyticsReads.js';
+import { computeWithEvidence, resultAt } from '../../analytics/analyticsReads.js';
+import { composeBriefing } from '../../analytics/briefing.js';
 import {
   approvalBands,
   briefingPeriods,
-  briefingWindow,
   cycleStages,
   defaultWindow,
   definitionVersion,
   drillDownTypes,
   maxTrendWindowDays,
   metricKeys,
-  multiRowMetrics,
   trendGranularities,
   type MetricKey,
 } from '../../analytics/definitions.js';
@@ -22,7 +21,7 @@ import {
   type MetricResult,
   type TrendResult,
 } from '../../analytics/results.js';
-import { briefingMetricSubjects, briefingSubject, subjectOfMetric, type BriefingResult, type Subject } from '../../analytics/subjects.js';
+import { subjectOfMetric, type Subject } from '../../analytics/subjects.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { responseDate, responseTimestamp } from '../../../projections/shared/responseFields.js';
@@ -332,13 +331,7 @@ async function computeOne<T, S extends Subject = Subject>(context: OperationCont
   const asOf = asOfNow(context);
   const subject = subjectAt(asOf);
   const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
-  return { asOf, subject, ...only<T>(computed, 0) };
-}
-
-function only<T>(computed: readonly ComputedSubject[], index: number): { result: T; evidenceId: string } {
-  const item = computed[index];
-  if (item === undefined) throw new Error(`analytics subject ${index} was not computed`);
-  return { result: item.result as T, evidenceId: item.evidenceId };
+  return { asOf, subject, ...resultAt<T>(computed, 0) };
 }
 
 function renderBreakdown(result: MetricResult, language: OperationContext['language']) {
@@ -406,8 +399,8 @@ export const getExceptionsOperation = defineOperation({
     const report: Subject = { kind: 'exceptions', ...filter, cap: caps.exceptions };
     const metricSubjects = exceptionMetrics.map((metric) => subjectOfMetric(metric, undefined, caps));
     const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [report, ...metricSubjects]);
-    const { result, evidenceId: evidence } = only<ExceptionsResult>(computed, 0);
-    const metricEvidence = new Map(exceptionMetrics.map((metric, index) => [metric, only<MetricResult>(computed, index + 1).evidenceId]));
+    const { result, evidenceId: evidence } = resultAt<ExceptionsResult>(computed, 0);
+    const metricEvidence = new Map(exceptionMetrics.map((metric, index) => [metric, resultAt<MetricResult>(computed, index + 1).evidenceId]));
     return {
       total: result.total,
       filters: filter,
@@ -568,34 +561,20 @@ export const getBriefingOperation = defineOperation({
   responseName: 'Briefing',
   problems: ['common.invalid_request'],
   handle: async (context, { query }) => {
-    const asOf = asOfNow(context);
-    const period = query.period ?? 'daily';
-    const caps = context.analyticsCaps;
-    const subjects = briefingMetricSubjects(period, asOf, caps);
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [briefingSubject(period, asOf, caps), ...subjects]);
-    const { result, evidenceId: evidence } = only<BriefingResult>(computed, 0);
-    const figures = result.metrics.flatMap((metricResult, index) => {
-      const source = only<MetricResult>(computed, index + 1).evidenceId;
-      if (!multiRowMetrics.includes(metricResult.metric)) {
-        return [{ metric: metricResult.metric, label: metricLabel(metricResult.metric, context.language), value: metricResult.value, unit: metricResult.unit, evidenceId: source }];
-      }
-      return metricResult.breakdown.map((row) => ({
-        metric: metricResult.metric,
-        dimension: row.dimension,
-        label: dimensionLabel(metricResult.metric, row.dimension, context.language, row.name),
-        value: row.value,
-        unit: row.unit,
-        evidenceId: source,
-      }));
+    const briefing = await composeBriefing(context.db, context.principal.tenantId, {
+      period: query.period ?? 'daily',
+      asOf: asOfNow(context),
+      caps: context.analyticsCaps,
+      language: context.language,
     });
     return {
       metric: 'MANAGEMENT_BRIEFING',
       definition: 'Every metric key: state metrics at asOf, window metrics over the period, one figure per row of multi-row metrics.',
       definitionVersion,
-      period,
-      window: briefingWindow(asOf, period),
-      figures,
-      ...commonFields(asOf, evidence, result.metrics.some((m) => m.truncated)),
+      period: briefing.period,
+      window: briefing.window,
+      figures: briefing.figures,
+      ...commonFields(briefing.asOf, briefing.evidenceId, briefing.truncated),
     };
   },
 });
