@@ -114,3 +114,15 @@ export async function loadEvidence(db: CommonQueryMethods, evidenceId: string): 
     recorded: JSON.parse(row.recorded) as unknown,
   };
 }
+
+/** Deletes at most `limit` evidence records of a tenant stored before `cutoff`; returns how many went. */
+export async function deleteEvidenceStoredBefore(db: CommonQueryMethods, tenantId: string, cutoff: string, limit: number): Promise<number> {
+  const deleted = await db.any(sql.type(z.object({ evidenceId: z.string() }))`
+    DELETE FROM analytics_evidence
+    WHERE tenant_id = ${tenantId} AND evidence_id IN (
+      SELECT evidence_id FROM analytics_evidence WHERE tenant_id = ${tenantId} AND created_at < ${cutoff} LIMIT ${limit}
+    )
+    RETURNING evidence_id AS "evidenceId"
+  `);
+  return deleted.length;
+}

@@ -1,6 +1,7 @@
 import type { AnalyticsCaps } from '../analytics/results.js';
 import type { Clock } from '../platform/clock.js';
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
+import type { ExportService } from '../exports/exportService.js';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../platform/logger.js';
 import { accessLog } from './accessLog.js';
@@ -24,6 +25,9 @@ export type ApiDependencies = {
   readonly openApi: OpenApiDocument;
   readonly clock: Clock;
   readonly analyticsCaps: AnalyticsCaps;
+  readonly exports: ExportService;
+  /** Signed-link downloads of export files stored locally (absent with S3, whose links go to S3). */
+  readonly downloads?: Router;
 };
 
 export type AppDependencies = HealthDependencies & {
@@ -51,6 +55,7 @@ export function createApp(deps: AppDependencies): Express {
       response.type('html').send(referencePage);
     });
     app.use('/v1', v1Router(api));
+    if (api.downloads !== undefined) app.use('/downloads', api.downloads);
   }
   app.use(notFound);
   app.use(errorHandler(deps.errorTypeBase, deps.logger));

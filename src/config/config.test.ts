@@ -18,6 +18,9 @@ describe('settings', () => {
       dataDir: '/srv/app/.data',
       signingSecret: undefined,
       analyticsCaps: { exceptions: 500, comparison: 1000, trend: 20_000, counts: 100_000, backlog: 100_000 },
+      evidenceRetentionDays: 90,
+      exportQueueName: 'supply-api-exports',
+      exportConcurrency: 2,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -45,6 +48,9 @@ describe('settings', () => {
         ANALYTICS_TREND_CAP: '40',
         ANALYTICS_COUNT_CAP: '50',
         ANALYTICS_BACKLOG_CAP: '60',
+        EVIDENCE_RETENTION_DAYS: '30',
+        EXPORT_QUEUE_NAME: 'exports-eu',
+        EXPORT_CONCURRENCY: '4',
       },
       '/srv/app',
     );
@@ -61,6 +67,9 @@ describe('settings', () => {
       logLevel: 'debug',
       dataDir: '/var/lib/supply',
       analyticsCaps: { exceptions: 20, comparison: 30, trend: 40, counts: 50, backlog: 60 },
+      evidenceRetentionDays: 30,
+      exportQueueName: 'exports-eu',
+      exportConcurrency: 4,
     });
   });
 
@@ -76,6 +85,9 @@ describe('settings', () => {
     ['EVENTSTORE_URL', 'http://127.0.0.1:2113'],
     ['REDIS_URL', 'localhost:6379'],
     ['S3_BUCKET', 'Bad_Bucket'],
+    ['EVIDENCE_RETENTION_DAYS', '0'],
+    ['EXPORT_QUEUE_NAME', 'exports:eu'],
+    ['EXPORT_CONCURRENCY', '0'],
     ['RATE_LIMIT_PER_MINUTE', '0'],
     ['RATE_LIMIT_PER_MINUTE', '1.5'],
     ['PROJECTOR_BATCH_SIZE', '0'],

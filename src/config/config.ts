@@ -67,6 +67,15 @@ const environmentSchema = z.object({
   ANALYTICS_TREND_CAP: integerSetting(1, maxAnalyticsCaps.trend, 20_000),
   ANALYTICS_COUNT_CAP: integerSetting(1, maxAnalyticsCaps.counts, 100_000),
   ANALYTICS_BACKLOG_CAP: integerSetting(1, maxAnalyticsCaps.backlog, 100_000),
+  EVIDENCE_RETENTION_DAYS: integerSetting(1, 3650, 90),
+  EXPORT_QUEUE_NAME: z.preprocess(
+    emptyAsAbsent,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1 to 100 letters, digits, dots, dashes or underscores')
+      .default('supply-api-exports'),
+  ),
+  EXPORT_CONCURRENCY: integerSetting(1, 32, 2),
 });
 
 export type Config = Readonly<{
@@ -85,6 +94,12 @@ export type Config = Readonly<{
   signingSecret: string | undefined;
   /** Scan caps of analytics reads (the truncated flag). */
   analyticsCaps: AnalyticsCaps;
+  /** Analytics evidence is deleted this many days after it was stored. */
+  evidenceRetentionDays: number;
+  /** The BullMQ queue of export builds (processes sharing it must share the database too). */
+  exportQueueName: string;
+  /** Builds one worker runs at once. */
+  exportConcurrency: number;
 }>;
 
 export class ConfigError extends Error {
@@ -129,5 +144,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
       counts: e.ANALYTICS_COUNT_CAP,
       backlog: e.ANALYTICS_BACKLOG_CAP,
     }),
+    evidenceRetentionDays: e.EVIDENCE_RETENTION_DAYS,
+    exportQueueName: e.EXPORT_QUEUE_NAME,
+    exportConcurrency: e.EXPORT_CONCURRENCY,
   });
 }

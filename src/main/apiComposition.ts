@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import { createDatabasePool, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
+import type { ExportsRuntime } from './exportsComposition.js';
 
 export const budgetWindowSeconds = 60;
 
@@ -20,8 +21,10 @@ export async function composeApi(
   config: Config,
   logger: Logger,
   database: Pick<Database, 'connectionUri' | 'kind'>,
-  options: { serverUrl: string; clock?: Clock },
+  options: { serverUrl: string; clock?: Clock; exports: ExportsRuntime },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
+  const exportService = options.exports.service;
+  if (exportService === undefined) throw new Error('the api role needs the export queue');
   const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 4 : 10, database.kind, { resetOnRelease: false });
   const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
     await pool.end();
@@ -42,6 +45,8 @@ export async function composeApi(
     operations: v1Operations,
     clock: options.clock ?? systemClock,
     analyticsCaps: config.analyticsCaps,
+    exports: exportService,
+    ...(options.exports.downloads === undefined ? {} : { downloads: options.exports.downloads }),
     openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
     close: async () => {
       await budget.close();

@@ -10,6 +10,7 @@ import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
+import { composeExports, type ExportsRuntime } from './exportsComposition.js';
 import { prepareDemo } from './demo.js';
 import { cachedFor, createReadiness } from './readiness.js';
 import { openServices } from './services.js';
@@ -28,16 +29,24 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   let server: Server | undefined;
   let projector: Projector | undefined;
   let api: Awaited<ReturnType<typeof composeApi>> | undefined;
+  let exports: ExportsRuntime | undefined;
   try {
     if (options.demo) {
       await prepareDemo(services);
     }
-    for (const role of options.roles.filter((r) => r === 'worker')) {
-      logger.warn({ role }, 'this build has no work for the role yet');
-    }
     const { pool } = services.database;
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
+    const serverUrl = `http://localhost:${options.port}`;
+    if (options.roles.includes('api') || options.roles.includes('worker')) {
+      exports = await composeExports(config, logger, pool, {
+        api: options.roles.includes('api'),
+        worker: options.roles.includes('worker'),
+        serverUrl,
+        clock,
+        registry,
+      });
+    }
     const report = cachedFor(1000, () => projectionsReport(pool, services.eventStore, allProjections));
     const observer = registerProjectionMetrics(registry, report);
     if (options.roles.includes('projector')) {
@@ -50,8 +59,8 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
         batchSize: config.projectorBatchSize,
       });
     }
-    if (options.roles.includes('api')) {
-      api = await composeApi(config, logger, services.database, { serverUrl: `http://localhost:${options.port}` });
+    if (options.roles.includes('api') && exports !== undefined) {
+      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
     const app = createApp({
@@ -68,6 +77,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     await projector?.stop();
     server?.close();
     await api?.close();
+    await exports?.close();
     await services.close();
     throw error;
   }
@@ -86,6 +96,8 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       setTimeout(() => closing.closeAllConnections(), 10_000).unref();
     });
   }
+  // Builds under way finish before the database closes.
+  await exports?.close();
   await projector?.stop();
   await api?.close();
   await services.close();

@@ -1,7 +1,11 @@
 import type { HistoryScale } from '../../src/console/history/historyParams.js';
-import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
+import { Queue } from 'bullmq';
 import { allProjections } from '../../projections/index.js';
 import { createApp } from '../../src/api/createApp.js';
 import { listen } from '../../src/api/listen.js';
@@ -13,13 +17,17 @@ import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
+import type { BlobStore } from '../../src/exports/blobStore.js';
 import { composeApi } from '../../src/main/apiComposition.js';
+import { composeExports, type ExportsRuntime } from '../../src/main/exportsComposition.js';
 import { systemClock, type Clock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startProjector, type Projector } from '../../src/projecting/projector.js';
 import { waitForProjections } from '../../src/projecting/status.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
 import { createResponseValidator, type ResponseValidator } from './openApiValidator.js';
+import { closedPort } from './redisProxy.js';
+import { testRedisUrl } from './services.js';
 
 export const testAsOf = '2026-11-01T00:00:00.000Z';
 export const testErrorTypeBase = 'https://problems.test.example/v1';
@@ -41,6 +49,10 @@ export type ApiTestBed = {
   readonly tenants: readonly TenantSummary[];
   /** Every log line the API process wrote, as JSON text. */
   readonly logs: string[];
+  /** The export parts (queue, store, maintenance) of the API under test. */
+  readonly exports: ExportsRuntime;
+  /** The DATA_DIR of the API under test (local export files live under it). */
+  readonly dataDir: string;
   /** Issues a key for the tenant's owner (first member) with these scopes. */
   issueKey(tenant: TenantSummary, scopes: readonly string[]): Promise<string>;
   revokeKey(key: string): Promise<void>;
@@ -54,6 +66,17 @@ export type ApiTestBed = {
   settle(): Promise<void>;
   close(): Promise<void>;
 };
+
+/** Removes a bed's BullMQ queue from the shared Redis (through the real server, even if the bed used a proxy). */
+async function removeQueue(name: string): Promise<void> {
+  const { hostname, port } = new URL(testRedisUrl);
+  const queue = new Queue(name, { connection: { host: hostname, port: Number(port), maxRetriesPerRequest: 1 } });
+  try {
+    await queue.obliterate({ force: true });
+  } finally {
+    await queue.close();
+  }
+}
 
 /** Paths outside the /v1 contract that tests may still call through `request`. */
 const pathsOutsideTheContract = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs'];
@@ -84,8 +107,12 @@ export async function createApiTestBed(
     days?: number;
     /** The API's clock (analytics asOf); the system clock by default. */
     clock?: Clock;
-    /** Further settings, e.g. small analytics caps. */
+    /** Further settings, e.g. small analytics caps, or S3_* for the S3 file store. */
     env?: Readonly<Record<string, string>>;
+    /** Wraps the export file store of the builds (to make one fail). */
+    wrapExportStore?: (store: BlobStore) => BlobStore;
+    /** Runs BullMQ workers in this process when REDIS_URL is set (default true); false leaves jobs queued. */
+    exportWorker?: boolean;
   } = {},
 ): Promise<ApiTestBed> {
   const database = await createPostgresTestDatabase();
@@ -103,6 +130,8 @@ export async function createApiTestBed(
   let projector: Projector | undefined;
   let server: Server | undefined;
   let api: Awaited<ReturnType<typeof composeApi>> | undefined;
+  let exports: ExportsRuntime | undefined;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-bed-'));
   try {
     const summary = await seed({ eventStore, params: {
         seed: options.seed ?? 11,
@@ -118,18 +147,27 @@ export async function createApiTestBed(
       ERROR_TYPE_BASE: testErrorTypeBase,
       RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
       ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
+      DATA_DIR: dataDir,
+      // Test files share one Redis: each bed has its own export queue.
+      EXPORT_QUEUE_NAME: `test-exports-${randomBytes(6).toString('hex')}`,
       ...options.env,
     });
-    api = await composeApi(
-      config,
-      logger,
-      { connectionUri: database.url, kind: 'postgres' },
-      { serverUrl: 'http://localhost', ...(options.clock === undefined ? {} : { clock: options.clock }) },
-    );
+    // Local download links need the address before the server exists.
+    const port = await closedPort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const clock = options.clock ?? systemClock;
+    exports = await composeExports(config, logger, database.pool, {
+      api: true,
+      worker: options.exportWorker ?? true,
+      serverUrl: baseUrl,
+      clock,
+      schedule: false,
+      ...(options.wrapExportStore === undefined ? {} : { wrapStore: options.wrapExportStore }),
+    });
+    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: baseUrl, clock, exports });
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
-    server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const running = { projector, server, api };
+    server = await listen(app, { port, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
+    const running = { projector, server, api, exports };
     // The log's visible head lags behind a commit while any transaction of the cluster is open, so
     // settling waits for the position of the bed's own last append too.
     let lastAppended: LogPosition = logStart;
@@ -162,6 +200,8 @@ export async function createApiTestBed(
       console: createConsoleActions({ eventStore: trackedStore, clock: systemClock }),
       tenants: summary.tenants,
       logs,
+      exports,
+      dataDir,
       issueKey: async (tenant, scopes) => {
         const memberId = tenant.memberIds[0];
         if (memberId === undefined) throw new Error('the tenant has no member');
@@ -203,17 +243,22 @@ export async function createApiTestBed(
           running.server.closeAllConnections();
         });
         await running.api.close();
+        await running.exports.close();
+        if (config.redisUrl !== undefined) await removeQueue(config.exportQueueName);
         await running.projector.stop();
         await eventStore.close();
         await database.close();
+        await rm(dataDir, { recursive: true, force: true });
       },
     };
   } catch (error) {
     server?.close();
     await api?.close();
+    await exports?.close();
     await projector?.stop();
     await eventStore.close();
     await database.close();
+    await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
 }

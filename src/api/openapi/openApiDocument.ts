@@ -79,6 +79,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Exceptions**: \`drillDownType\` is \`order\`, \`fulfillment\`, \`box\` or \`catalog_item\`; \`reference\` has one shape per \`metric\`; priorities are fixed per kind (delivery exception 90, expired stock 80, expiring within 7 days 70, stock-out 65, low stock 55, receipt discrepancy 50, expiring later 45, approval waiting 72 h or more 40, other approvals 30), ties broken by \`detectedAt\` then \`drillDownId\`. Each exception's \`evidenceId\` is that of its metric.
 - **Scan caps** behind \`truncated\`, configurable per deployment: exceptions listed (default 500), clinics compared (1000), daily consumption rows read (20 000), rows counted by a count metric (100 000), pending approvals read for the backlog (100 000). When a cap is reached, counts are lower bounds and lists a prefix in their documented order.
 - **Evidence**: every analytics answer's \`evidenceId\` is stored with the figure it names. The same request at the same projection checkpoint and \`asOf\` gives the same id; labels and language never enter it.
+- **Exports**: the request body is optional and read as JSON whatever its Content-Type; a blank body is \`{}\`, and any field but \`period\` is a 400. The 202 answer carries \`Location\` (the poll URL) and the additive \`requestedAt\`; a ready job also has \`asOf\`, the time its briefing was computed at. A failed build is retried automatically: three runs in all, 1 s and 2 s apart; after the third, \`failed\` is final. Jobs answer 404 from exactly 7 days after \`requestedAt\`. The CSV's labels follow the \`Accept-Language\` of the POST. \`downloadUrl\` is either a presigned S3 link or, without S3, a link to this service signed with HMAC-SHA256; neither needs a key. An expired or altered link of this service answers the same 404 \`common.not_found\` whatever was changed; S3 links answer S3's own 403 when expired.
 - **Every answer** carries \`x-request-id\` and \`X-Content-Type-Options: nosniff\`; every /v1 answer carries \`Cache-Control: no-store\`.
 `;
 
@@ -110,6 +111,9 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
       request: {
         ...(operation.params ? { params: operation.params } : {}),
         ...(operation.query ? { query: operation.query } : {}),
+        ...(operation.body
+          ? { body: { required: false, description: 'Optional JSON body.', content: { 'application/json': { schema: operation.body } } } }
+          : {}),
         headers: z.object({ 'Accept-Language': languageParameter, 'X-Request-Id': requestIdParameter }),
       },
       responses: responsesOf(operation, options.errorTypeBase, problemSchema),
@@ -188,7 +192,11 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
   const responses: Record<string, ResponseConfig> = {
     [operation.method === 'post' ? '202' : '200']: {
       description: 'Success.',
-      headers: { ...requestIdHeader, ...rateLimitHeaders } as ResponseConfig['headers'],
+      headers: {
+        ...requestIdHeader,
+        ...rateLimitHeaders,
+        ...(operation.location === undefined ? {} : { Location: { description: 'Path of what was created (its poll URL).', schema: { type: 'string', format: 'uri-reference', maxLength: 300 } } }),
+      } as ResponseConfig['headers'],
       // Named, so that list envelopes appear among the components (and rules can address them).
       content: { 'application/json': { schema: operation.response.openapi(operation.responseName) } },
     },

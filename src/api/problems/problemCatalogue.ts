@@ -197,6 +197,11 @@ export const invalidRequestDetails = {
     es: 'La solicitud no es HTTP válido.',
     pt: 'A requisição não é HTTP válido.',
   },
+  body_fields: {
+    en: 'The request body must be a JSON object whose only field is "period" (daily or weekly).',
+    es: 'El cuerpo de la solicitud debe ser un objeto JSON cuyo único campo es "period" (daily o weekly).',
+    pt: 'O corpo da requisição deve ser um objeto JSON cujo único campo é "period" (daily ou weekly).',
+  },
   body: {
     en: 'The request body is not valid JSON.',
     es: 'El cuerpo de la solicitud no es JSON válido.',

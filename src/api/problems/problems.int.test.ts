@@ -181,6 +181,8 @@ describe('unexpected failures', () => {
     });
     const operations = [failing];
     const budget = createRequestBudget({ pointsPerWindow: 100, windowSeconds: 60, logger });
+    const exportService = bed.exports.service;
+    if (exportService === undefined) throw new Error('the test bed has no export service');
     const app = createApp({
       readiness: async () => ({ ready: true, checks: {} }),
       logger,
@@ -194,6 +196,7 @@ describe('unexpected failures', () => {
         openApi: buildOpenApiDocument(operations, { serverUrl: 'http://localhost', errorTypeBase: testErrorTypeBase }),
         clock: systemClock,
         analyticsCaps: loadConfig({}).analyticsCaps,
+        exports: exportService,
       },
     });
     const server = app.listen(0, '127.0.0.1');

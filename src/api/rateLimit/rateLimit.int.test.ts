@@ -92,7 +92,7 @@ describe('request budget on Redis (REDIS_URL set)', () => {
     const key = await bed.issueKey(tenant, ['orders:read']);
     const logger = createLogger('silent');
     const config = loadConfig({ DATABASE_URL: bed.database.url, REDIS_URL: testRedisUrl, RATE_LIMIT_PER_MINUTE: String(budget), ERROR_TYPE_BASE: testErrorTypeBase });
-    const second = await composeApi(config, logger, { connectionUri: bed.database.url, kind: 'postgres' }, { serverUrl: 'http://localhost' });
+    const second = await composeApi(config, logger, { connectionUri: bed.database.url, kind: 'postgres' }, { serverUrl: 'http://localhost', exports: bed.exports });
     const server = await new Promise<Server>((resolve) => {
       const listening = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api: second }).listen(0, '127.0.0.1', () => resolve(listening));
     });

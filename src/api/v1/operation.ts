@@ -4,6 +4,7 @@ import type { CommonQueryMethods } from 'slonik';
 import type { z } from 'zod';
 import type { Principal } from '../../keys/keyAuthentication.js';
 import type { Scope } from '../../keys/scopes.js';
+import type { ExportService } from '../../exports/exportService.js';
 import type { Language } from '../language.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
 import type { ProblemCode } from '../problems/problemCatalogue.js';
@@ -19,6 +20,9 @@ export type OperationContext = {
   /** The time analytics are computed at (asOf). */
   readonly clock: Clock;
   readonly analyticsCaps: AnalyticsCaps;
+  readonly requestId: string;
+  /** The export queue and file store (export operations). */
+  readonly exports: ExportService;
 };
 
 type AnyObject = z.AnyZodObject;
@@ -27,7 +31,7 @@ type AnyObject = z.AnyZodObject;
  * One /v1 operation, declared once: the router serves it and the OpenAPI document is generated
  * from the same declaration, so the two cannot drift apart.
  */
-export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObject = AnyObject> = {
+export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObject = AnyObject, Body extends AnyObject = AnyObject> = {
   readonly operationId: string;
   readonly method: 'get' | 'post';
   /** OpenAPI form, e.g. `/v1/orders/{orderId}`. */
@@ -39,14 +43,20 @@ export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObj
   readonly scope: Scope | null;
   readonly params?: Params;
   readonly query?: Query;
+  /** The JSON request body, when the operation reads one; the body itself is optional. */
+  readonly body?: Body;
+  /** The URL of what the answer created (`Location`), relative to the server. */
+  readonly location?: (result: unknown) => string;
   /** Response body schema of the 200 answer. */
   readonly response: z.ZodTypeAny;
   readonly responseName: string;
   /** Problem codes this operation answers beyond those every operation may answer. */
   readonly problems: readonly ProblemCode[];
-  handle(context: OperationContext, input: { query: z.output<Query>; params: z.output<Params> }): Promise<unknown>;
+  handle(context: OperationContext, input: { query: z.output<Query>; params: z.output<Params>; body: z.output<Body> }): Promise<unknown>;
 };
 
-export function defineOperation<Query extends AnyObject, Params extends AnyObject>(operation: Operation<Query, Params>): Operation {
+export function defineOperation<Query extends AnyObject, Params extends AnyObject, Body extends AnyObject = AnyObject>(
+  operation: Operation<Query, Params, Body>,
+): Operation {
   return operation as unknown as Operation;
 }

@@ -6,6 +6,7 @@ import { meOperation } from './me.js';
 import type { Operation } from './operation.js';
 import { getOrderOperation, listOrdersOperation } from './orders.js';
 import { analyticsOperations } from './analytics.js';
+import { exportOperations } from './exports.js';
 
 /** Every /v1 operation, in the order of the specification's endpoint table. */
 export const v1Operations: readonly Operation[] = [
@@ -24,4 +25,5 @@ export const v1Operations: readonly Operation[] = [
   listFulfillmentsOperation,
   getFulfillmentOperation,
   ...analyticsOperations,
+  ...exportOperations,
 ];

@@ -11,6 +11,7 @@ import { ApiError, invalidRequest } from '../problems/apiError.js';
 import type { InvalidRequestCause } from '../problems/problemCatalogue.js';
 import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js';
 import { stateOf } from '../requestState.js';
+import type { ExportService } from '../../exports/exportService.js';
 import type { Operation } from './operation.js';
 
 export type V1Dependencies = {
@@ -21,6 +22,7 @@ export type V1Dependencies = {
   readonly operations: readonly Operation[];
   readonly clock: Clock;
   readonly analyticsCaps: AnalyticsCaps;
+  readonly exports: ExportService;
 };
 
 /** Largest request body /v1 reads (only the export request has one). */
@@ -82,11 +84,23 @@ async function serveOperation(
   const input = {
     query: parseQuery(operation.query, request.query),
     params: parseParameters(operation.params, request.params),
+    body: parseBody(operation.body, request.body),
   };
   const body = await operation.handle(
-    { principal, db, language: state.language, cursors: deps.cursors, operationId: operation.operationId, clock: deps.clock, analyticsCaps: deps.analyticsCaps },
+    {
+      principal,
+      db,
+      language: state.language,
+      cursors: deps.cursors,
+      operationId: operation.operationId,
+      clock: deps.clock,
+      analyticsCaps: deps.analyticsCaps,
+      requestId: state.requestId,
+      exports: deps.exports,
+    },
     input,
   );
+  if (operation.location !== undefined) response.set('Location', operation.location(body));
   response.status(operation.method === 'post' ? 202 : 200).json(body);
 }
 
@@ -127,6 +141,39 @@ function parseParameters(schema: z.AnyZodObject | undefined, params: unknown): R
   if (parsed.success) return parsed.data as Record<string, unknown>;
   const name = String(parsed.error.issues[0]?.path[0] ?? 'path');
   throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The JSON body of an operation that reads one, whatever its Content-Type. An absent or blank body
+ * is `{}`; text that is not JSON is a 400 `body`, and anything but an object holding only the
+ * declared fields a 400 `body_fields` (or the cause of the field, e.g. `period`).
+ */
+function parseBody(schema: z.AnyZodObject | undefined, raw: unknown): Record<string, unknown> {
+  if (schema === undefined) return {};
+  let value: unknown = {};
+  if (Buffer.isBuffer(raw) && raw.length > 0) {
+    let text: string;
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      throw invalidRequest('body');
+    }
+    if (text.trim() !== '') {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        throw invalidRequest('body');
+      }
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidRequest('body_fields');
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  const issue = parsed.error.issues[0];
+  const name = issue?.code === 'unrecognized_keys' ? undefined : issue?.path[0];
+  throw invalidRequest(typeof name === 'string' ? (causeByParameter[name] ?? 'body_fields') : 'body_fields');
 }
 
 /** Declared parameters only (others are ignored); a repeated or invalid one is a 400 naming it. */

@@ -1,0 +1,562 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { access, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { newEvent, streams } from '../../src/events/index.js';
+import type { BlobStore } from '../../src/exports/blobStore.js';
+import { fixedClock } from '../../src/platform/clock.js';
+import { sql } from '../../src/platform/sql.js';
+import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { closedPort, redisProxy } from '../support/redisProxy.js';
+import { startS3Server, useS3Credentials, type S3TestServer } from '../support/s3Server.js';
+import { testRedisUrl } from '../support/services.js';
+
+type Json = Record<string, unknown>;
+type ExportJob = {
+  exportId: string;
+  status: string;
+  reportType: string;
+  period: string;
+  requestedAt: string;
+  asOf?: string;
+  byteSize?: number;
+  checksum?: string;
+  downloadUrl?: string;
+  downloadExpiresAt?: string;
+  error?: string;
+};
+type Figure = { metric: string; dimension?: string; label: string; value: number | null; unit: string; evidenceId: string };
+
+const minute = 60_000;
+
+async function postExport(bed: ApiTestBed, key: string, options: { body?: string; language?: string; headers?: Record<string, string> } = {}) {
+  return bed.request('/v1/analytics/exports', {
+    key,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(options.language ? { 'accept-language': options.language } : {}), ...options.headers },
+    ...(options.body === undefined ? {} : { body: options.body }),
+  });
+}
+
+async function requestExport(bed: ApiTestBed, key: string, options: { period?: string; language?: string } = {}): Promise<string> {
+  const response = await postExport(bed, key, {
+    ...(options.period === undefined ? {} : { body: JSON.stringify({ period: options.period }) }),
+    ...(options.language === undefined ? {} : { language: options.language }),
+  });
+  expect(response.status, response.text).toBe(202);
+  return (response.body as { exportId: string }).exportId;
+}
+
+async function poll(bed: ApiTestBed, key: string, exportId: string): Promise<ExportJob> {
+  const response = await bed.request(`/v1/analytics/exports/${exportId}`, { key });
+  expect(response.status, response.text).toBe(200);
+  return response.body as ExportJob;
+}
+
+/** Polls until ready or failed (with retries left, failed is passed through); returns every status seen. */
+async function pollUntilReady(bed: ApiTestBed, key: string, exportId: string, timeoutMs = 30_000): Promise<{ job: ExportJob; seen: ExportJob[] }> {
+  const seen: ExportJob[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await poll(bed, key, exportId);
+    seen.push(job);
+    if (job.status === 'ready') return { job, seen };
+    if (Date.now() > deadline) throw new Error(`export ${exportId} not ready: ${JSON.stringify(seen.slice(-3))}`);
+    await sleep(50);
+  }
+}
+
+/** A plain GET: no key, no header. */
+async function download(url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const response = await fetch(url);
+  return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+async function briefing(bed: ApiTestBed, key: string, period: string, language: string): Promise<{ asOf: string; figures: Figure[] }> {
+  const response = await bed.request(`/v1/analytics/briefing?period=${period}`, { key, headers: { 'accept-language': language } });
+  expect(response.status, response.text).toBe(200);
+  return response.body as { asOf: string; figures: Figure[] };
+}
+
+/** A CSV parser written for the test, independent of the writer: quoted cells, doubled quotes, CRLF records. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const char = text[i];
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i += 1;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (char === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i += 1;
+    } else cell += char;
+  }
+  expect(cell).toBe('');
+  expect(row).toEqual([]);
+  return rows;
+}
+
+/** What the specification asks a cell to be, written independently of the service's writer. */
+function expectedCell(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+async function auditOf(bed: ApiTestBed, exportId: string) {
+  return bed.database.pool.any(sql.type(z.object({ actor: z.string(), action: z.string(), details: z.record(z.unknown()) }))`
+    SELECT actor, action, details FROM audit_trail WHERE export_id = ${exportId} ORDER BY entry_id
+  `);
+}
+
+async function jobRows(bed: ApiTestBed): Promise<number> {
+  return bed.database.pool.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*)::int AS count FROM export_jobs`);
+}
+
+/**
+ * The whole flow: POST → poll → ready → plain download; the bytes match checksum and size, the
+ * file is the briefing of that period at build time, in the language of the request.
+ */
+async function checkWholeFlow(bed: ApiTestBed, key: string, prefix: string, clock: ReturnType<typeof fixedClock>) {
+  const posted = await postExport(bed, key, { body: JSON.stringify({ period: 'weekly' }), language: 'es' });
+  expect(posted.status, posted.text).toBe(202);
+  const accepted = posted.body as Json;
+  expect(accepted).toEqual({ exportId: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending', reportType: 'briefing', period: 'weekly', requestedAt: clock.now().toISOString() });
+  const exportId = String(accepted.exportId);
+  expect(posted.headers.get('location')).toBe(`/v1/analytics/exports/${exportId}`);
+  expect(posted.headers.get('x-ratelimit-limit')).not.toBeNull();
+
+  const { job } = await pollUntilReady(bed, key, exportId);
+  expect(job).toEqual({
+    exportId,
+    status: 'ready',
+    reportType: 'briefing',
+    period: 'weekly',
+    requestedAt: clock.now().toISOString(),
+    asOf: clock.now().toISOString(),
+    byteSize: expect.any(Number),
+    checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+    downloadUrl: expect.any(String),
+    downloadExpiresAt: expect.any(String),
+  });
+  const expiresAt = Date.parse(job.downloadExpiresAt ?? '');
+  expect(expiresAt).toBeGreaterThan(clock.now().getTime() + 5 * minute - 1000);
+  expect(expiresAt).toBeLessThanOrEqual(clock.now().getTime() + 5 * minute);
+
+  const file = await download(job.downloadUrl ?? '');
+  expect(file.status).toBe(200);
+  expect(createHash('sha256').update(file.bytes).digest('hex')).toBe(job.checksum);
+  expect(file.bytes.length).toBe(job.byteSize);
+  expect(file.headers.get('content-disposition')).toBe('attachment; filename="management-briefing-weekly.csv"');
+  expect([...file.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+
+  // The file's rows are the weekly briefing, in Spanish, as it stood at build time (same asOf).
+  const expected = await briefing(bed, key, 'weekly', 'es');
+  expect(expected.asOf).toBe(job.asOf);
+  const text = file.bytes.subarray(3).toString('utf8');
+  expect(text.endsWith('\r\n')).toBe(true);
+  expect(text.replaceAll('\r\n', '').includes('\n')).toBe(expected.figures.some((f) => f.label.includes('\n')));
+  const rows = parseCsv(text);
+  expect(rows[0]).toEqual(['metric', 'dimension', 'label', 'value', 'unit', 'evidenceId']);
+  expect(rows.slice(1)).toEqual(
+    expected.figures.map((f) => [f.metric, f.dimension ?? '', f.label, f.value === null ? '' : String(f.value), f.unit, f.evidenceId].map(expectedCell)),
+  );
+  expect(rows.length).toBeGreaterThan(8);
+  expect(rows.some((row) => row[2] === 'Pedidos aún no despachados')).toBe(true);
+
+  const audit = await auditOf(bed, exportId);
+  expect(audit).toEqual([
+    { actor: prefix, action: 'export.requested', details: { reportType: 'briefing', period: 'weekly', language: 'es' } },
+    {
+      actor: 'worker',
+      action: 'export.ready',
+      details: { reportType: 'briefing', period: 'weekly', byteSize: job.byteSize, checksum: job.checksum, asOf: job.asOf, attempt: 1 },
+    },
+  ]);
+
+  // A new link on every poll, each valid 5 minutes after its own poll.
+  clock.advance(2000);
+  const again = await poll(bed, key, exportId);
+  expect(again.downloadUrl).not.toBe(job.downloadUrl);
+  expect(Date.parse(again.downloadExpiresAt ?? '')).toBeGreaterThan(expiresAt);
+  expect((await download(again.downloadUrl ?? '')).bytes.equals(file.bytes)).toBe(true);
+  return { exportId, job };
+}
+
+describe.each([
+  { queue: 'in-process', storage: 'local' },
+  { queue: 'bullmq', storage: 'local' },
+  { queue: 'in-process', storage: 's3' },
+  { queue: 'bullmq', storage: 's3' },
+] as const)('export flow: $queue queue, $storage files', ({ queue, storage }) => {
+  let bed: ApiTestBed;
+  let s3: S3TestServer | undefined;
+  let restoreCredentials: (() => void) | undefined;
+  let key: string;
+  let prefix: string;
+  // Local links are checked with the API's clock, so the seeded day can be used; S3 checks links
+  // against real time, so those beds run on (a fixed copy of) the present.
+  const clock = fixedClock(storage === 'local' ? new Date(Date.parse(testAsOf) + 9.5 * 3_600_000) : new Date());
+
+  beforeAll(async () => {
+    if (storage === 's3') {
+      s3 = await startS3Server(`exports-${randomUUID().slice(0, 8)}`);
+      restoreCredentials = useS3Credentials();
+    }
+    bed = await createApiTestBed({ clock, ...(queue === 'bullmq' ? { redisUrl: testRedisUrl } : {}), ...(s3 ? { env: s3.env } : {}) });
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    key = await bed.issueKey(tenant, ['analytics:read']);
+    prefix = key.slice(0, 12);
+  });
+  afterAll(async () => {
+    await bed?.close();
+    await s3?.close();
+    restoreCredentials?.();
+  });
+
+  test('the composition uses the queue and store of the settings', () => {
+    expect(bed.exports.queueKind).toBe(queue);
+    expect(bed.exports.storeKind).toBe(storage);
+  });
+
+  test('POST → pending → ready; the plain download matches checksum and size and is the briefing at build time', async () => {
+    await checkWholeFlow(bed, key, prefix, clock);
+  });
+
+  test('an empty body asks for the daily briefing, with English labels by default', async () => {
+    const exportId = await requestExport(bed, key);
+    const { job } = await pollUntilReady(bed, key, exportId);
+    expect(job.period).toBe('daily');
+    const file = await download(job.downloadUrl ?? '');
+    expect(file.headers.get('content-disposition')).toBe('attachment; filename="management-briefing-daily.csv"');
+    const rows = parseCsv(file.bytes.subarray(3).toString('utf8'));
+    expect(rows.some((row) => row[2] === 'Orders not yet dispatched')).toBe(true);
+  });
+
+  test('a link stops working 5 minutes after the poll that returned it; a new poll gives a working one', async () => {
+    const exportId = await requestExport(bed, key);
+    const { job } = await pollUntilReady(bed, key, exportId);
+    if (storage === 'local') {
+      clock.advance(5 * minute + 1000);
+      const expired = await download(job.downloadUrl ?? '');
+      expect(expired.status).toBe(404);
+      expect(expired.bytes.toString('utf8')).not.toContain('metric,');
+      const fresh = await poll(bed, key, exportId);
+      expect((await download(fresh.downloadUrl ?? '')).status).toBe(200);
+    } else {
+      // S3 judges expiry by real time: a link issued as of 6 minutes ago is refused by the server.
+      const issuedEarlier = await bed.exports.service?.store.link(
+        { key: new URL(job.downloadUrl ?? '').pathname.split('/').slice(2).join('/'), fileName: 'management-briefing-daily.csv', contentType: 'text/csv; charset=utf-8' },
+        new Date(Date.now() - 6 * minute),
+      );
+      const refused = await download(issuedEarlier?.url ?? '');
+      expect(refused.status).toBe(403);
+      expect(refused.bytes.toString('utf8')).not.toContain('metric,');
+      expect((await download(job.downloadUrl ?? '')).status).toBe(200);
+    }
+  });
+});
+
+describe('export jobs (in-process queue, local files)', () => {
+  let bed: ApiTestBed;
+  let key: string;
+  let otherKey: string;
+  let prefix: string;
+  let failPuts = 0;
+  const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
+  const failingOnDemand = (store: BlobStore): BlobStore => ({
+    ...store,
+    kind: store.kind,
+    put: async (file, bytes) => {
+      if (failPuts > 0) {
+        failPuts -= 1;
+        throw new Error('injected storage failure');
+      }
+      return store.put(file, bytes);
+    },
+    link: (file, now) => store.link(file, now),
+    delete: (fileKey) => store.delete(fileKey),
+    close: () => store.close(),
+  });
+
+  beforeAll(async () => {
+    bed = await createApiTestBed({ clock, wrapExportStore: failingOnDemand });
+    const [tenant, other] = bed.tenants;
+    if (!tenant || !other) throw new Error('two tenants expected');
+    key = await bed.issueKey(tenant, ['analytics:read']);
+    otherKey = await bed.issueKey(other, ['analytics:read']);
+    prefix = key.slice(0, 12);
+  });
+  afterAll(async () => bed?.close());
+
+  test('a build that fails is marked failed with processing_error, retried automatically, and ends ready keeping the error', async () => {
+    failPuts = 1;
+    const exportId = await requestExport(bed, key);
+    const { job, seen } = await pollUntilReady(bed, key, exportId);
+    const failed = seen.find((s) => s.status === 'failed');
+    expect(failed).toMatchObject({ status: 'failed', error: 'processing_error' });
+    expect(failed?.downloadUrl).toBeUndefined();
+    expect(job).toMatchObject({ status: 'ready', error: 'processing_error' });
+    const file = await download(job.downloadUrl ?? '');
+    expect(createHash('sha256').update(file.bytes).digest('hex')).toBe(job.checksum);
+    expect((await auditOf(bed, exportId)).map((entry) => [entry.action, entry.details.attempt ?? null, entry.details.willRetry ?? null])).toEqual([
+      ['export.requested', null, null],
+      ['export.failed', 1, true],
+      ['export.ready', 2, null],
+    ]);
+    expect(bed.logs.some((line) => line.includes('export build failed') && line.includes(exportId))).toBe(true);
+  });
+
+  test('a build that fails every time ends failed after three runs', async () => {
+    failPuts = 3;
+    const exportId = await requestExport(bed, key);
+    const deadline = Date.now() + 20_000;
+    let attempts = 0;
+    while (attempts < 3 && Date.now() < deadline) {
+      attempts = (await auditOf(bed, exportId)).filter((entry) => entry.action === 'export.failed').length;
+      await sleep(100);
+    }
+    await sleep(300);
+    expect(await poll(bed, key, exportId)).toMatchObject({ status: 'failed', error: 'processing_error' });
+    expect((await auditOf(bed, exportId)).filter((entry) => entry.action === 'export.failed').map((entry) => entry.details.willRetry)).toEqual([true, true, false]);
+    expect(failPuts).toBe(0);
+  });
+
+  test('the CSV quotes and escapes labels taken from the data (an item renamed with commas, quotes and a line break)', async () => {
+    const { figures } = await briefing(bed, key, 'weekly', 'en');
+    const consumed = figures.find((f) => f.metric === 'CONSUMPTION_TREND' && f.dimension !== undefined);
+    if (consumed?.dimension === undefined) throw new Error('the seeded week has no consumption');
+    const tenantId = bed.tenants[0]?.workspaceId ?? '';
+    const name = '=cmd|"/c calc"!A0, "gloves"\nsize M';
+    await bed.eventStore.append(
+      streams.item(tenantId, consumed.dimension),
+      [newEvent('CatalogItemRevised', { itemId: consumed.dimension, name }, { eventId: randomUUID(), tenantId, occurredAt: clock.now().toISOString() })],
+      'any',
+    );
+    await bed.settle();
+    const exportId = await requestExport(bed, key, { period: 'weekly' });
+    const { job } = await pollUntilReady(bed, key, exportId);
+    const text = (await download(job.downloadUrl ?? '')).bytes.subarray(3).toString('utf8');
+    expect(text).toContain(`,"Consumption: =cmd|""/c calc""!A0, ""gloves""\nsize M",`);
+    const row = parseCsv(text).find((cells) => cells[1] === consumed.dimension);
+    expect(row?.[2]).toBe(`Consumption: ${name}`);
+  });
+
+  test.each([
+    ['not JSON', '{"period":', 'body'],
+    ['a period that is not documented', '{"period":"monthly"}', 'period'],
+    ['a null period', '{"period":null}', 'period'],
+    ['another field', '{"period":"daily","format":"xlsx"}', '"period"'],
+    ['an array', '[]', '"period"'],
+    ['a string', '"daily"', '"period"'],
+  ])('%s: 400 common.invalid_request and no job', async (_case, body, detailHint) => {
+    const before = await jobRows(bed);
+    const response = await postExport(bed, key, { body });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'common.invalid_request', instance: '/v1/analytics/exports' });
+    expect(String((response.body as Json).detail)).toMatch(detailHint === 'body' ? /JSON/ : detailHint === 'period' ? /daily or weekly/ : /"period"/);
+    expect(await jobRows(bed)).toBe(before);
+  });
+
+  test('the body is read as JSON whatever its Content-Type; a blank body is the default', async () => {
+    expect((await postExport(bed, key, { body: '{"period":"weekly"}', headers: { 'content-type': 'text/plain' } })).status).toBe(202);
+    const blank = await postExport(bed, key, { body: '  \r\n' });
+    expect(blank.status).toBe(202);
+    expect((blank.body as Json).period).toBe('daily');
+  });
+
+  test('without analytics:read the export is refused (403) and nothing is created', async () => {
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    const ordersOnly = await bed.issueKey(tenant, ['orders:read']);
+    const before = await jobRows(bed);
+    const response = await postExport(bed, ordersOnly, { body: '{}' });
+    expect(response.status).toBe(403);
+    expect((response.body as Json).code).toBe('api_keys.scope_missing');
+    expect(await jobRows(bed)).toBe(before);
+  });
+
+  test('an unknown id, a malformed id and another workspace\'s job all answer the same 404', async () => {
+    const exportId = await requestExport(bed, key);
+    const answers = await Promise.all(
+      [
+        [otherKey, exportId],
+        [key, randomUUID()],
+        [key, 'not-an-export'],
+        [key, exportId.toUpperCase()],
+      ].map(([k, id]) => bed.request(`/v1/analytics/exports/${encodeURIComponent(id ?? '')}`, { key: k ?? '' })),
+    );
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      const { requestId: _r, instance: _i, ...rest } = answer.body as Json;
+      expect(rest).toEqual({
+        type: 'https://problems.test.example/v1/common.not_found',
+        title: expect.any(String),
+        status: 404,
+        detail: expect.any(String),
+        code: 'common.not_found',
+      });
+    }
+    expect(new Set(answers.map((a) => (a.body as Json).detail)).size).toBe(1);
+    expect((await poll(bed, key, exportId)).exportId).toBe(exportId);
+  });
+
+  test('altered links reveal nothing: every change answers the same 404 as an unknown file', async () => {
+    const exportId = await requestExport(bed, key);
+    const { job } = await pollUntilReady(bed, key, exportId);
+    const url = new URL(job.downloadUrl ?? '');
+    const signature = url.searchParams.get('signature') ?? '';
+    const flip = (text: string) => (text[0] === 'A' ? 'B' : 'A') + text.slice(1);
+    const altered = [
+      url.toString().replace(`signature=${signature}`, `signature=${flip(signature)}`),
+      url.toString().replace(/expires=(\d+)/, (_m, expires: string) => `expires=${Number(expires) + 3600}`),
+      url.toString().replace(job.exportId, randomUUID()),
+      url.toString().replace('management-briefing-daily.csv', 'management-briefing-weekly.csv'),
+      `${url.origin}${url.pathname}`,
+      `${url.toString()}&signature=${signature}`,
+      `${url.origin}/downloads/exports/x/y.csv?expires=1&signature=${signature}`,
+    ];
+    const bodies: Json[] = [];
+    for (const link of altered) {
+      const answer = await download(link);
+      expect(answer.status, link).toBe(404);
+      expect(answer.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      const { requestId: _r, instance: _i, ...rest } = JSON.parse(answer.bytes.toString('utf8')) as Json;
+      bodies.push(rest);
+    }
+    expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
+    expect(bodies[0]?.code).toBe('common.not_found');
+    expect((await download(url.toString())).status).toBe(200);
+  });
+
+  test('7 days after the request a job answers 404 at once; the maintenance then deletes it and its file', async () => {
+    const exportId = await requestExport(bed, key);
+    const { job } = await pollUntilReady(bed, key, exportId);
+    const filesBefore = await readdir(path.join(bed.dataDir, 'exports'), { recursive: true });
+    expect(filesBefore.some((name) => name.includes(exportId))).toBe(true);
+    const requestedAt = clock.now().getTime();
+    try {
+      clock.set(new Date(requestedAt + 7 * 24 * 60 * minute - 1));
+      expect((await poll(bed, key, exportId)).status).toBe('ready');
+      clock.set(new Date(requestedAt + 7 * 24 * 60 * minute));
+      const gone = await bed.request(`/v1/analytics/exports/${exportId}`, { key });
+      expect(gone.status).toBe(404);
+      expect((gone.body as Json).code).toBe('common.not_found');
+      // The job row and file are still there until the maintenance runs.
+      expect(await bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM export_jobs WHERE export_id = ${exportId}`)).toBe(1);
+      const report = await bed.exports.runMaintenance?.();
+      expect(report?.deletedJobs).toBeGreaterThanOrEqual(1);
+      expect(await bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM export_jobs WHERE export_id = ${exportId}`)).toBe(0);
+      const storedAt = path.join(bed.dataDir, 'exports', new URL(job.downloadUrl ?? '').pathname.replace(/^\/downloads\/exports\//, ''));
+      await expect(access(storedAt)).rejects.toThrow();
+      expect((await auditOf(bed, exportId)).map((entry) => [entry.actor, entry.action])).toEqual([
+        [prefix, 'export.requested'],
+        ['worker', 'export.ready'],
+        ['retention', 'export.deleted'],
+      ]);
+    } finally {
+      clock.set(new Date(requestedAt));
+    }
+  });
+
+  test('the maintenance deletes evidence past its retention (90 days by default) and keeps the rest', async () => {
+    await briefing(bed, key, 'daily', 'en');
+    const count = () => bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM analytics_evidence`);
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    await bed.database.pool.query(sql.typeAlias('void')`
+      UPDATE analytics_evidence SET created_at = ${new Date(clock.now().getTime() - 91 * 24 * 60 * minute).toISOString()}
+      WHERE evidence_id IN (SELECT evidence_id FROM analytics_evidence ORDER BY evidence_id LIMIT 3)
+    `);
+    const report = await bed.exports.runMaintenance?.();
+    expect(report?.deletedEvidence).toBe(3);
+    expect(await count()).toBe(before - 3);
+  });
+
+  test('a job whose queue entry was lost is queued again by the maintenance and built', async () => {
+    const tenantId = bed.tenants[0]?.workspaceId ?? '';
+    const exportId = randomUUID();
+    const requestedAt = new Date(clock.now().getTime() - 10 * minute).toISOString();
+    await bed.database.pool.query(sql.typeAlias('void')`
+      INSERT INTO export_jobs (tenant_id, export_id, report_type, period, language, status, requested_by, requested_at, updated_at)
+      VALUES (${tenantId}, ${exportId}, 'briefing', 'daily', 'pt', 'pending', ${prefix}, ${requestedAt}, ${requestedAt})
+    `);
+    const report = await bed.exports.runMaintenance?.();
+    expect(report?.requeued).toBe(1);
+    const { job } = await pollUntilReady(bed, key, exportId);
+    const rows = parseCsv((await download(job.downloadUrl ?? '')).bytes.subarray(3).toString('utf8'));
+    expect(rows.some((row) => row[2] === 'Pedidos ainda não despachados')).toBe(true);
+  });
+});
+
+describe('export request while Redis is down (BullMQ queue)', () => {
+  let bed: ApiTestBed;
+  let key: string;
+  let prefix: string;
+  let proxy: ReturnType<typeof redisProxy>;
+
+  beforeAll(async () => {
+    proxy = redisProxy(await closedPort());
+    await proxy.start();
+    bed = await createApiTestBed({ redisUrl: proxy.url });
+    const tenant = bed.tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    key = await bed.issueKey(tenant, ['analytics:read']);
+    prefix = key.slice(0, 12);
+  });
+  afterAll(async () => {
+    await bed?.close();
+    await proxy?.stop();
+  });
+
+  test('500 common.internal_error, no exportId, no job left, schedule_failed in the audit trail and the log; accepted again once Redis is back', async () => {
+    const ready = await requestExport(bed, key);
+    expect((await pollUntilReady(bed, key, ready)).job.status).toBe('ready');
+    const jobsBefore = await jobRows(bed);
+
+    await proxy.stop();
+    const started = Date.now();
+    const refused = await postExport(bed, key, { body: '{"period":"weekly"}' });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(refused.status).toBe(500);
+    const problem = refused.body as Json;
+    expect(problem.code).toBe('common.internal_error');
+    expect(problem).not.toHaveProperty('exportId');
+    expect(refused.text).not.toMatch(/redis|bullmq|ECONNREFUSED|stream/i);
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await jobRows(bed)).toBe(jobsBefore);
+    const failures = await bed.database.pool.any(sql.type(z.object({ actor: z.string(), requestId: z.string().nullable(), details: z.record(z.unknown()) }))`
+      SELECT actor, request_id AS "requestId", details FROM audit_trail WHERE action = 'export.schedule_failed'
+    `);
+    expect(failures).toEqual([{ actor: prefix, requestId: problem.requestId, details: { reason: 'schedule_failed', reportType: 'briefing', period: 'weekly' } }]);
+    const logged = bed.logs.map((line) => JSON.parse(line) as Json).filter((line) => line.reason === 'schedule_failed');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]?.requestId).toBe(problem.requestId);
+
+    await proxy.start();
+    const deadline = Date.now() + 15_000;
+    let accepted: Awaited<ReturnType<typeof postExport>> | undefined;
+    while (Date.now() < deadline) {
+      accepted = await postExport(bed, key);
+      if (accepted.status === 202) break;
+      await sleep(250);
+    }
+    expect(accepted?.status).toBe(202);
+    const exportId = String((accepted?.body as Json).exportId);
+    expect((await pollUntilReady(bed, key, exportId)).job.status).toBe('ready');
+  });
+});
