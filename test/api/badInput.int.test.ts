@@ -49,6 +49,8 @@ let bed: ApiTestBed;
 let client: RawClient;
 let validator: ResponseValidator;
 let tenant: TenantSummary;
+/** Ids of export jobs of the tenant (created at set-up): the known ids of the export poll. */
+let exportIds: readonly string[] = [];
 let key: string;
 let documentedEnums: Map<string, string[]>;
 let bedDocument: unknown;
@@ -88,6 +90,7 @@ function knownIdsFor(operation: Operation): readonly string[] {
   if (name === 'itemId') return tenant.itemIds;
   if (name === 'boxId') return tenant.boxIds;
   if (name === 'orderId') return tenant.orderIds;
+  if (name === 'exportId') return exportIds;
   throw new Error(`no known ids for {${name ?? '?'}} of ${operation.operationId}`);
 }
 
@@ -174,6 +177,9 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
     bed = await createApiTestBed({ tenants: 1 });
     tenant = the(bed.tenants[0], 'tenant');
     key = await bed.issueKey(tenant, issuableScopes);
+    const exported = await bed.request('/v1/analytics/exports', { key, method: 'POST' });
+    expect(exported.status, exported.text).toBe(202);
+    exportIds = [String((exported.body as { exportId: unknown }).exportId)];
     client = createRawClient(bed.baseUrl);
     const served = await client.send({ path: '/openapi.json' });
     expect(served.status).toBe(200);
@@ -383,6 +389,27 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
         expect(expected, `${path} → ${response.status} ${response.text.slice(0, 200)}`).toContain(response.status);
       }),
       { numRuns: 100 },
+    );
+  });
+
+  test('given any bytes as the export request body, when it is posted, then the answer is 202 with a documented period or 400 common.invalid_request', async () => {
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const periods = fc.constantFrom('daily', 'weekly', 'Daily', 'monthly', '', null, 1, [], {});
+    const body = fc.oneof(
+      anyText.map((text) => Buffer.from(text, 'utf8')),
+      fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+      fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value) ?? '', 'utf8')),
+      fc.record({ period: periods }, { requiredKeys: [] }).map((value) => Buffer.from(JSON.stringify(value), 'utf8')),
+      fc.record({ period: periods, other: fc.jsonValue() }).map((value) => Buffer.from(JSON.stringify(value), 'utf8')),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (bytes) => {
+        const response = await send({ method: 'POST', path: '/v1/analytics/exports', headers: auth, body: bytes });
+        const context = `${JSON.stringify(bytes.toString('utf8'))} → ${response.status} ${response.text.slice(0, 200)}`;
+        if (response.status === 202) expect(['daily', 'weekly'], context).toContain((response.body as { period?: unknown }).period);
+        else expect(codeOf(response), context).toBe('common.invalid_request');
+      }),
+      { numRuns: 150 },
     );
   });
 

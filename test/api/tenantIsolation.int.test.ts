@@ -79,6 +79,11 @@ const existingIdOfB: Readonly<Record<string, (operation: Operation) => Promise<s
       ? // Only an order with a delivery record has a custody history.
         String(first((await pageOf('/v1/fulfillments?limit=1', keyB)).data, 'delivery record of B').orderId)
       : first(tenantB.orderIds, 'order of B'),
+  exportId: async () => {
+    const response = await bed.request('/v1/analytics/exports', { key: keyB, method: 'POST' });
+    expect(response.status, response.text).toBe(202);
+    return String((response.body as { exportId: unknown }).exportId);
+  },
 };
 
 /** Everything of an answer that must not tell a foreign id from an unknown one. */
@@ -130,6 +135,7 @@ describe.runIf(services.postgres)('tenant isolation: another tenant’s ids answ
         '/v1/inventory/boxes/{boxId}/balance',
         '/v1/inventory/boxes/{boxId}/movements',
         '/v1/orders/{orderId}',
+        '/v1/analytics/exports/{exportId}',
       ]),
     );
     expect(filterIdOperations.map(({ operation, parameter }) => `${operation.path}?${parameter}`)).toEqual(

@@ -17,7 +17,7 @@ const exportIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 const exportIdDescription = 'The only handle to the job (a UUID). Every POST creates a new, independent job.';
 const exportId = z.string().uuid().max(36).openapi({ description: exportIdDescription });
 /** Any text is accepted in the path: one that is not an export id names no job (404, not 400). */
-const exportIdParameter = z.string().max(200).openapi({ format: 'uuid', description: exportIdDescription });
+const exportIdParameter = z.string().openapi({ format: 'uuid', maxLength: 36, description: exportIdDescription });
 const period = z.enum(briefingPeriods).openapi({ description: '`daily` or `weekly`, as requested.' });
 
 const acceptedResponse = z
