@@ -17,7 +17,7 @@ export type LocalBlobStoreOptions = {
   /** Root of the files (the composition passes `<DATA_DIR>/exports`); a file lives at `<directory>/<key>`. */
   readonly directory: string;
   /** Origin the links point at, e.g. `https://api.example.com`; the route is mounted at `/downloads`. */
-  readonly baseUrl: string;
+  readonly baseUrl: string | (() => string);
   /** HMAC key of the links (the service's signing secret; the message is domain-separated). */
   readonly secret: string;
 };
@@ -31,7 +31,8 @@ const signaturePattern = /^[A-Za-z0-9_-]{43}$/;
  */
 export function createLocalBlobStore(options: LocalBlobStoreOptions): LocalBlobStore {
   const root = path.resolve(options.directory);
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  // A function when the address is known only once the server listens (an ephemeral port).
+  const baseUrl = () => (typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl).replace(/\/+$/, '');
   const { secret } = options;
 
   const sign = (key: string, expires: string): string =>
@@ -85,7 +86,7 @@ export function createLocalBlobStore(options: LocalBlobStoreOptions): LocalBlobS
       const expiresSeconds = Math.floor((now.getTime() + downloadLinkValidityMs) / 1000);
       const expires = String(expiresSeconds);
       const query = new URLSearchParams({ expires, signature: sign(file.key, expires) });
-      return { url: `${baseUrl}/downloads/${file.key}?${query.toString()}`, expiresAt: new Date(expiresSeconds * 1000) };
+      return { url: `${baseUrl()}/downloads/${file.key}?${query.toString()}`, expiresAt: new Date(expiresSeconds * 1000) };
     },
 
     async delete(key: string): Promise<void> {

@@ -32,8 +32,8 @@ export type ExportsRuntime = {
 export type ExportsOptions = {
   readonly api: boolean;
   readonly worker: boolean;
-  /** Origin of local download links when PUBLIC_BASE_URL is not set. */
-  readonly serverUrl: string;
+  /** Origin of local download links when PUBLIC_BASE_URL is not set (a function: known once listening). */
+  readonly serverUrl: string | (() => string);
   readonly clock: Clock;
   readonly registry?: Registry;
   /** Schedules the maintenance every minute (off in tests, which run passes themselves). */
@@ -110,7 +110,7 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
   }
 }
 
-async function openStore(config: Config, pool: DatabasePool, serverUrl: string) {
+async function openStore(config: Config, pool: DatabasePool, serverUrl: string | (() => string)) {
   if (config.s3 !== undefined) {
     const store = createS3BlobStore({ bucket: config.s3.bucket, endpoint: config.s3.endpoint, region: config.s3.region, forcePathStyle: config.s3.forcePathStyle });
     try {

@@ -37,12 +37,13 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     const { pool } = services.database;
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
-    const serverUrl = `http://localhost:${options.port}`;
+    let serverUrl = `http://localhost:${options.port}`;
     if (options.roles.includes('api') || options.roles.includes('worker')) {
       exports = await composeExports(config, logger, pool, {
         api: options.roles.includes('api'),
         worker: options.roles.includes('worker'),
-        serverUrl,
+        // Local download links point at the port actually bound (--port 0 picks one).
+        serverUrl: () => serverUrl,
         clock,
         registry,
       });
@@ -72,6 +73,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     });
     server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
     const address = server.address();
+    if (typeof address === 'object' && address !== null) serverUrl = `http://localhost:${address.port}`;
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {
     await projector?.stop();
