@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +38,19 @@ function useTemporaryDataDir(prefix: string): () => string {
     if (!dataDir) throw new Error('the data directory exists only inside the tests');
     return dataDir;
   };
+}
+
+const readyExport = z.object({ status: z.literal('ready'), byteSize: z.number(), checksum: z.string(), downloadUrl: z.string() });
+
+/** Polls an export until it is ready (at most 30 s). */
+async function pollExport(url: string, headers: Record<string, string>): Promise<z.infer<typeof readyExport>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const job = (await (await fetch(url, { headers })).json()) as { status?: string };
+    if (job.status === 'ready') return readyExport.parse(job);
+    if (Date.now() > deadline) throw new Error(`export not ready: ${JSON.stringify(job)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function parseJson<T>(schema: z.ZodType<T>, stdout: string): T {
@@ -183,6 +197,20 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
       expect(verified.code, verified.stderr).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ evidenceId, match: true });
     }
+    // An export on the embedded defaults (in-process queue, local files): built, downloaded with a plain GET, checked.
+    const posted = await fetch(`http://127.0.0.1:${first.port}/v1/analytics/exports`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'accept-language': 'pt' },
+      body: '{"period":"weekly"}',
+    });
+    expect(posted.status).toBe(202);
+    const { exportId } = z.object({ exportId: z.string() }).parse(await posted.json());
+    const job = await pollExport(`http://127.0.0.1:${first.port}/v1/analytics/exports/${exportId}`, auth);
+    expect(new URL(job.downloadUrl).port).toBe(String(first.port));
+    const file = Buffer.from(await (await fetch(job.downloadUrl)).arrayBuffer());
+    expect(file.length).toBe(job.byteSize);
+    expect(createHash('sha256').update(file).digest('hex')).toBe(job.checksum);
+    expect(file.toString('utf8')).toContain('Pedidos ainda não despachados');
     // A replay through the running service's embedded database switches every projection to generation 2.
     const replayed = await runCli(['projections', 'replay'], { DATA_DIR: dataDir() });
     expect(replayed.code, replayed.stderr).toBe(0);
