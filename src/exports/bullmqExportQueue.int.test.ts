@@ -4,26 +4,15 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { closedPort, redisProxy } from '../../test/support/redisProxy.js';
+import { capturingLogger as captureLogs, logLevels } from '../../test/support/capturingLogger.js';
 import { services, testRedisUrl } from '../../test/support/services.js';
-import { createLogger, type Logger } from '../platform/logger.js';
+import { createLogger } from '../platform/logger.js';
 import { createBullmqExportQueue, startBullmqExportWorker } from './bullmqExportQueue.js';
 import type { ExportAttempt, ExportProcessor, ExportQueue, ExportTask, ExportWorker } from './exportQueue.js';
 
 type LogLine = { readonly level: number; readonly msg: string; readonly exportId?: string; readonly attempt?: number };
 
-const errorLevel = 50;
-const warnLevel = 40;
-const infoLevel = 30;
 
-function capturingLogger(): { logger: Logger; lines: LogLine[]; at(level: number): LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = createLogger('debug', {
-    write: (line: string) => {
-      lines.push(JSON.parse(line) as LogLine);
-    },
-  });
-  return { logger, lines, at: (level) => lines.filter((line) => line.level === level) };
-}
 
 /** Unique per test, so parallel test files sharing one Redis never take each other's jobs. */
 function uniqueQueueName(): string {
@@ -89,7 +78,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
 
   test('an enqueued export is built by a worker, on attempt 1', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     expect(queue.kind).toBe('bullmq');
     const seen: ExportTask[] = [];
@@ -121,13 +110,13 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     expect(seen).toEqual([first]);
     expect(runs[0]?.attempt).toEqual({ number: 1, final: false });
     await vi.waitFor(async () => expect(await inspect(queueName).getJobState(first.exportId)).toBe('completed'));
-    expect(log.at(warnLevel)).toEqual([]);
-    expect(log.at(errorLevel)).toEqual([]);
+    expect(log.at(logLevels.warn)).toEqual([]);
+    expect(log.at(logLevels.error)).toEqual([]);
   });
 
   test('a build that throws once is retried about a second later and succeeds on attempt 2', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const { processor, runs } = recordingProcessor(async (run) => {
       if (run.attempt.number === 1) {
@@ -146,13 +135,13 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     const [firstRun, secondRun] = runs;
     expect((secondRun?.at ?? 0) - (firstRun?.at ?? 0)).toBeGreaterThanOrEqual(950);
     await vi.waitFor(async () => expect(await inspect(queueName).getJobState(t.exportId)).toBe('completed'));
-    expect(log.at(warnLevel)).toMatchObject([{ exportId: t.exportId, attempt: 1 }]);
-    expect(log.at(errorLevel)).toEqual([]);
+    expect(log.at(logLevels.warn)).toMatchObject([{ exportId: t.exportId, attempt: 1 }]);
+    expect(log.at(logLevels.error)).toEqual([]);
   });
 
   test('a build that keeps failing runs three times, the last one final, then the job fails', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const { processor, runs } = recordingProcessor(async () => {
       throw new Error('broken');
@@ -171,15 +160,15 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     const gaps = runs.slice(1).map((run, i) => run.at - (runs[i]?.at ?? 0));
     expect(gaps[0]).toBeGreaterThanOrEqual(950);
     expect(gaps[1]).toBeGreaterThanOrEqual(1950);
-    expect(log.at(warnLevel).map((line) => line.attempt)).toEqual([1, 2]);
-    expect(log.at(errorLevel)).toMatchObject([{ exportId: t.exportId, attempt: 3 }]);
+    expect(log.at(logLevels.warn).map((line) => line.attempt)).toEqual([1, 2]);
+    expect(log.at(logLevels.error)).toMatchObject([{ exportId: t.exportId, attempt: 3 }]);
     await sleep(300);
     expect(runs).toHaveLength(3);
   }, 20_000);
 
   test('the same export enqueued twice is one job (the export id is the job id)', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const t = task();
     await queue.enqueue(t);
@@ -195,7 +184,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
 
   test('an export enqueued again after its job finished is built again (the maintenance requeues jobs its rows say were never built)', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const { processor, runs } = recordingProcessor();
     track(startBullmqExportWorker({ redisUrl: testRedisUrl, queueName, concurrency: 1, logger: log.logger, processor }));
@@ -209,7 +198,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
 
   test('two workers on one queue build every job exactly once', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const tasks = Array.from({ length: 24 }, () => task());
     await Promise.all(tasks.map((t) => queue.enqueue(t)));
@@ -248,7 +237,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
 
   test('a job with invalid data fails at once without reaching the processor or being retried', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const { processor, runs } = recordingProcessor();
     track(startBullmqExportWorker({ redisUrl: testRedisUrl, queueName, concurrency: 1, logger: log.logger, processor }));
 
@@ -260,12 +249,12 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     expect(job?.failedReason).toMatch(/invalid data/);
     await raw.close();
     expect(runs).toEqual([]);
-    expect(log.at(errorLevel)).toHaveLength(1);
+    expect(log.at(logLevels.error)).toHaveLength(1);
   });
 
   test('close waits for the build under way, which completes', async () => {
     const queueName = newQueueName();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     let release = (): void => {};
     const { processor, runs } = recordingProcessor(() => new Promise<void>((resolve) => (release = resolve)));
@@ -296,7 +285,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     const queueName = newQueueName();
     const proxy = redisProxy(await closedPort());
     await proxy.start();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     let release = (): void => {};
     let finished = false;
@@ -309,7 +298,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
       await queue.enqueue(task());
       await vi.waitFor(() => expect(runs).toHaveLength(1), { timeout: 5000 });
       await proxy.stop();
-      await vi.waitFor(() => expect(log.at(warnLevel)).toHaveLength(1));
+      await vi.waitFor(() => expect(log.at(logLevels.warn)).toHaveLength(1));
 
       let closed = false;
       const closing = worker.close().then(() => {
@@ -332,7 +321,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     const queueName = newQueueName();
     const proxy = redisProxy(await closedPort());
     await proxy.start();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: proxy.url, queueName, logger: log.logger }));
     try {
       const before = task();
@@ -344,20 +333,20 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
       const started = Date.now();
       await expect(queue.enqueue(refused)).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(3000);
-      await vi.waitFor(() => expect(log.at(warnLevel)).toHaveLength(1));
+      await vi.waitFor(() => expect(log.at(logLevels.warn)).toHaveLength(1));
 
       // Still refused a while later, and still a single warning for the whole outage.
       const refusedLater = task();
       const startedLater = Date.now();
       await expect(queue.enqueue(refusedLater)).rejects.toThrow();
       expect(Date.now() - startedLater).toBeLessThan(3000);
-      expect(log.at(warnLevel)).toHaveLength(1);
+      expect(log.at(logLevels.warn)).toHaveLength(1);
 
       await proxy.start();
       const after = task();
       await vi.waitFor(() => queue.enqueue(after), { timeout: 8000, interval: 200 });
       expect(await inspect(queueName).getJobState(after.exportId)).toBe('waiting');
-      await vi.waitFor(() => expect(log.at(infoLevel)).toHaveLength(1));
+      await vi.waitFor(() => expect(log.at(logLevels.info)).toHaveLength(1));
 
       // The refused exports never reached Redis, not even after the reconnect.
       await sleep(500);
@@ -374,7 +363,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
     const queueName = newQueueName();
     const proxy = redisProxy(await closedPort());
     await proxy.start();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: testRedisUrl, queueName, logger: log.logger }));
     const { processor, runs } = recordingProcessor();
     const worker = startBullmqExportWorker({ redisUrl: proxy.url, queueName, concurrency: 1, logger: log.logger, processor });
@@ -383,16 +372,16 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
       await vi.waitFor(() => expect(runs).toHaveLength(1), { timeout: 5000 });
 
       await proxy.stop();
-      await vi.waitFor(() => expect(log.at(warnLevel)).toHaveLength(1));
+      await vi.waitFor(() => expect(log.at(logLevels.warn)).toHaveLength(1));
       await queue.enqueue(task());
       await sleep(1000);
       expect(runs).toHaveLength(1);
-      expect(log.at(warnLevel)).toHaveLength(1);
+      expect(log.at(logLevels.warn)).toHaveLength(1);
 
       await proxy.start();
       await vi.waitFor(() => expect(runs).toHaveLength(2), { timeout: 10_000 });
-      expect(log.at(infoLevel)).toHaveLength(1);
-      expect(log.at(errorLevel)).toEqual([]);
+      expect(log.at(logLevels.info)).toHaveLength(1);
+      expect(log.at(logLevels.error)).toEqual([]);
     } finally {
       await worker.close();
       await proxy.stop();
@@ -408,7 +397,7 @@ describe('the BullMQ export queue when Redis is unreachable', () => {
   });
 
   test('enqueue rejects within the timeout, warning once, and closing stops the reconnects quietly', async () => {
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const queue = createBullmqExportQueue({
       redisUrl: `redis://127.0.0.1:${await closedPort()}`,
       queueName: uniqueQueueName(),
@@ -422,7 +411,7 @@ describe('the BullMQ export queue when Redis is unreachable', () => {
     expect(elapsed).toBeLessThan(3000);
     expect(elapsed).toBeGreaterThanOrEqual(1900);
     await expect(queue.enqueue(task())).rejects.toThrow(/not reachable/);
-    expect(log.at(warnLevel)).toHaveLength(1);
+    expect(log.at(logLevels.warn)).toHaveLength(1);
 
     await queue.close();
     const logged = log.lines.length;

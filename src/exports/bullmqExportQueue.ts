@@ -1,6 +1,7 @@
 import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
+import { watchRedisOutages } from '../platform/redisOutages.js';
 import {
   exportRetryPolicy,
   type ExportProcessor,
@@ -287,36 +288,14 @@ type ConnectionWatch = {
   closing(): void;
 };
 
-/**
- * Logs a connection outage once (warn) and its end (info), however many reconnects fail meanwhile.
- * The 'error' listener is also what keeps ioredis from printing every failed reconnect.
- */
+/** Logs a connection outage once (warn) and its end (info), however many reconnects fail meanwhile. */
 function watchConnection(client: Redis, logger: ExportQueueLogger, role: string): ConnectionWatch {
-  let state: 'starting' | 'up' | 'down' = 'starting';
   let shuttingDown = false;
-  let lastError: Error | undefined;
-
-  const wentDown = (err: Error | undefined): void => {
-    if (shuttingDown || state === 'down') {
-      return;
-    }
-    state = 'down';
-    logger.warn({ role, err }, `${role}: Redis unreachable; reconnecting in the background`);
-  };
-  client.on('error', (err: Error) => {
-    lastError = err;
-    // While connected an error either is harmless or is followed by 'close'.
-    if (client.status !== 'ready') {
-      wentDown(err);
-    }
-  });
-  client.on('close', () => wentDown(lastError));
-  client.on('ready', () => {
-    lastError = undefined;
-    if (state === 'down' && !shuttingDown) {
-      logger.info({ role }, `${role}: Redis reachable again`);
-    }
-    state = 'up';
+  const outages = watchRedisOutages(client, {
+    down: (err) => logger.warn({ role, err }, `${role}: Redis unreachable; reconnecting in the background`),
+    up: (afterOutage) => {
+      if (afterOutage) logger.info({ role }, `${role}: Redis reachable again`);
+    },
   });
 
   return {
@@ -328,6 +307,7 @@ function watchConnection(client: Redis, logger: ExportQueueLogger, role: string)
     },
     closing: () => {
       shuttingDown = true;
+      outages.stop();
     },
   };
 }

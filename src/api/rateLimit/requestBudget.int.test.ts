@@ -3,24 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { closedPort, redisProxy } from '../../../test/support/redisProxy.js';
+import { capturingLogger as captureLogs, logLevels } from '../../../test/support/capturingLogger.js';
 import { services, testRedisUrl } from '../../../test/support/services.js';
 import { createLogger, type Logger } from '../../platform/logger.js';
 import { createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
 
 type LogLine = { readonly level: number; readonly msg: string; readonly store?: string };
 
-const warnLevel = 40;
-const infoLevel = 30;
 
-function capturingLogger(): { logger: Logger; lines: LogLine[]; at(level: number): LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = createLogger('debug', {
-    write: (line: string) => {
-      lines.push(JSON.parse(line) as LogLine);
-    },
-  });
-  return { logger, lines, at: (level) => lines.filter((line) => line.level === level) };
-}
 
 function uniquePrefix(): string {
   return `supply-api:test:budget:${randomBytes(6).toString('hex')}`;
@@ -73,7 +63,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
 
   test('counts in Redis under the key prefix, refusing the N+1-th request', async () => {
     const prefix = uniquePrefix();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const budget = redisBudget({ pointsPerWindow: 4, prefix, logger: log.logger });
     expect(budget.store).toBe('redis');
 
@@ -87,7 +77,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     const ttl = await admin.pttl(`${prefix}:key-a`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
-    expect(log.at(warnLevel)).toEqual([]);
+    expect(log.at(logLevels.warn)).toEqual([]);
   });
 
   test('requests made while the client is still connecting are counted in Redis', async () => {
@@ -132,14 +122,14 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     const proxy = redisProxy(await closedPort());
     await proxy.start();
     const prefix = uniquePrefix();
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     const budget = redisBudget({ pointsPerWindow: 5, prefix, url: proxy.url, logger: log.logger });
 
     expect((await consumeTimes(budget, 'key-a', 3)).map((d) => d.remaining)).toEqual([4, 3, 2]);
     expect(await admin.get(`${prefix}:key-a`)).toBe('3');
 
     await proxy.stop();
-    await vi.waitFor(() => expect(log.at(warnLevel)).toHaveLength(1));
+    await vi.waitFor(() => expect(log.at(logLevels.warn)).toHaveLength(1));
 
     // The insurance limiter starts its own count: this process alone allows N while Redis is away.
     const whileDown = await consumeTimes(budget, 'key-a', 6);
@@ -148,17 +138,17 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     expect(await admin.get(`${prefix}:key-a`)).toBe('3');
 
     await sleep(500); // several failed reconnects, still a single warning
-    expect(log.at(warnLevel)).toHaveLength(1);
-    expect(log.at(warnLevel)[0]).toMatchObject({ store: 'redis' });
+    expect(log.at(logLevels.warn)).toHaveLength(1);
+    expect(log.at(logLevels.warn)[0]).toMatchObject({ store: 'redis' });
 
     await proxy.start();
-    await vi.waitFor(() => expect(log.at(infoLevel)).toHaveLength(1), { timeout: 5000 });
-    expect(log.at(infoLevel)[0]).toMatchObject({ store: 'redis' });
+    await vi.waitFor(() => expect(log.at(logLevels.info)).toHaveLength(1), { timeout: 5000 });
+    expect(log.at(logLevels.info)[0]).toMatchObject({ store: 'redis' });
 
     // Back on the shared counter, which continues where Redis left it.
     expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1 });
     expect(await admin.get(`${prefix}:key-a`)).toBe('4');
-    expect(log.at(warnLevel)).toHaveLength(1);
+    expect(log.at(logLevels.warn)).toHaveLength(1);
 
     await budget.close();
     await proxy.stop();
@@ -174,7 +164,7 @@ describe('the request budget when Redis is unreachable from the start', () => {
   });
 
   test('answers from the per-process insurance limiter with correct counting, and warns once', async () => {
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     budget = createRequestBudget({
       pointsPerWindow: 3,
       windowSeconds: 60,
@@ -193,13 +183,13 @@ describe('the request budget when Redis is unreachable from the start', () => {
     expect((await budget.consume('key-b')).remaining).toBe(2);
 
     await sleep(500); // several failed reconnects
-    expect(log.at(warnLevel)).toHaveLength(1);
-    expect(log.at(warnLevel)[0]).toMatchObject({ store: 'redis' });
-    expect(log.at(infoLevel)).toEqual([]);
+    expect(log.at(logLevels.warn)).toHaveLength(1);
+    expect(log.at(logLevels.warn)[0]).toMatchObject({ store: 'redis' });
+    expect(log.at(logLevels.info)).toEqual([]);
   });
 
   test('closing while Redis is unreachable stops the reconnect loop without logging', async () => {
-    const log = capturingLogger();
+    const log = captureLogs<LogLine>();
     budget = createRequestBudget({
       pointsPerWindow: 3,
       windowSeconds: 60,

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../platform/logger.js';
+import { watchRedisOutages } from '../../platform/redisOutages.js';
 
 export type BudgetDecision = {
   readonly allowed: boolean;
@@ -131,8 +132,6 @@ function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
     retryStrategy: (times) => Math.min(times * 100, maxReconnectDelayMs),
   });
 
-  let state: 'starting' | 'up' | 'down' = 'starting';
-  let closing = false;
   let settleFirstAttempt = (): void => {};
   const firstAttempt = new Promise<void>((resolve) => {
     settleFirstAttempt = resolve;
@@ -140,42 +139,25 @@ function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
   // Backstop in case neither 'ready' nor 'error' arrives in time.
   const firstAttemptTimer = setTimeout(() => settleFirstAttempt(), connectTimeoutMs + 250);
   firstAttemptTimer.unref();
-
-  const wentDown = (err?: Error): void => {
-    settleFirstAttempt();
-    if (closing || state === 'down') {
-      return;
-    }
-    state = 'down';
-    logger.warn(
-      { store: 'redis', err },
-      'rate limit store unreachable: Redis is down, request budgets are counted per process until it is back',
-    );
-  };
-  let lastError: Error | undefined;
-  // A listener is needed anyway: without one ioredis prints every failed reconnect to the console.
-  client.on('error', (err: Error) => {
-    lastError = err;
-    // While connected an error either is harmless or is followed by 'close'.
-    if (client.status !== 'ready') {
-      wentDown(err);
-    }
-  });
-  client.on('close', () => wentDown(lastError));
-  client.on('ready', () => {
-    lastError = undefined;
-    settleFirstAttempt();
-    if (state === 'down') {
-      logger.info({ store: 'redis' }, 'rate limit store reachable again: request budgets are shared through Redis');
-    }
-    state = 'up';
+  const outages = watchRedisOutages(client, {
+    down: (err) => {
+      settleFirstAttempt();
+      logger.warn(
+        { store: 'redis', err },
+        'rate limit store unreachable: Redis is down, request budgets are counted per process until it is back',
+      );
+    },
+    up: (afterOutage) => {
+      settleFirstAttempt();
+      if (afterOutage) logger.info({ store: 'redis' }, 'rate limit store reachable again: request budgets are shared through Redis');
+    },
   });
 
   return {
     client,
     firstAttempt,
     close: async () => {
-      closing = true;
+      outages.stop();
       clearTimeout(firstAttemptTimer);
       settleFirstAttempt();
       if (client.status === 'ready') {
