@@ -22,6 +22,7 @@ const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   lag: () => import('./lag.js'),
   api: () => import('./api.js'),
   analytics: () => import('./analytics.js'),
+  export: () => import('./export.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {
