@@ -441,6 +441,10 @@ describe('export jobs (in-process queue, local files)', () => {
     expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
     expect(bodies[0]?.code).toBe('common.not_found');
     expect((await download(url.toString())).status).toBe(200);
+    // A valid link is a credential: its signature never reaches the logs, the downloads' lines included.
+    await sleep(50);
+    expect(bed.logs.some((line) => line.includes('/downloads/') && line.includes('signature=[redacted]'))).toBe(true);
+    expect(bed.logs.filter((line) => line.includes(signature))).toEqual([]);
   });
 
   test('7 days after the request a job answers 404 at once; the maintenance then deletes it and its file', async () => {
