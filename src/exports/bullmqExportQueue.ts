@@ -1,7 +1,7 @@
 import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { watchRedisOutages } from '../platform/redisOutages.js';
+import { quitRedis, watchRedisOutages } from '../platform/redisConnection.js';
 import {
   exportRetryPolicy,
   type ExportProcessor,
@@ -102,7 +102,7 @@ export function createBullmqExportQueue(options: BullmqExportQueueOptions): Expo
       closed = true;
       connection.closing();
       await queue.close();
-      await quitClient(client);
+      await quitRedis(client);
     },
   };
 }
@@ -194,7 +194,7 @@ export function startBullmqExportWorker(options: BullmqExportWorkerOptions): Exp
         logger.warn({ queue: queueName, role: 'export worker' }, 'export worker closed without reaching Redis');
         await worker.abandon();
       }
-      await quitClient(client);
+      await quitRedis(client);
     },
   };
 }
@@ -267,18 +267,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, message: string):
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function quitClient(client: Redis): Promise<void> {
-  if (client.status === 'ready') {
-    try {
-      await client.quit();
-      return;
-    } catch {
-      // Fall through to a hard disconnect.
-    }
-  }
-  client.disconnect();
 }
 
 type ConnectionWatch = {

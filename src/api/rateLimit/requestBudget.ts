@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../platform/logger.js';
-import { watchRedisOutages } from '../../platform/redisOutages.js';
+import { quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
 
 export type BudgetDecision = {
   readonly allowed: boolean;
@@ -160,15 +160,7 @@ function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
       outages.stop();
       clearTimeout(firstAttemptTimer);
       settleFirstAttempt();
-      if (client.status === 'ready') {
-        try {
-          await client.quit();
-          return;
-        } catch {
-          // Fall through to a hard disconnect.
-        }
-      }
-      client.disconnect();
+      await quitRedis(client);
     },
   };
 }

@@ -39,3 +39,16 @@ export function watchRedisOutages(client: Redis, handlers: RedisOutageHandlers):
     },
   };
 }
+
+/** Closes a client: politely (QUIT) when connected, at once otherwise or when QUIT fails. */
+export async function quitRedis(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // Fall through to a hard disconnect.
+    }
+  }
+  client.disconnect();
+}
