@@ -8,7 +8,7 @@ import { createBullmqExportQueue, startBullmqExportWorker } from '../exports/bul
 import { downloadRoute } from '../exports/downloadRoute.js';
 import { runExportMaintenance, scheduleExportMaintenance, type ExportMaintenanceDependencies } from '../exports/exportMaintenance.js';
 import { createExportProcessor } from '../exports/exportProcessor.js';
-import type { ExportQueue, ExportWorker } from '../exports/exportQueue.js';
+import type { ExportQueue } from '../exports/exportQueue.js';
 import type { ExportService } from '../exports/exportService.js';
 import { createInProcessExportQueue } from '../exports/inProcessExportQueue.js';
 import { createLocalBlobStore } from '../exports/localBlobStore.js';
@@ -53,7 +53,7 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
   const store = await openStore(config, pool, options.serverUrl);
   const closers: (() => Promise<void>)[] = [() => store.close()];
   const close = async () => {
-    for (const closer of closers.reverse()) await closer();
+    for (const closer of [...closers].reverse()) await closer();
   };
   try {
     const observe = buildObserver(options.registry);
@@ -65,7 +65,7 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
       closers.push(() => producer.close());
       queue = producer;
       if (options.worker) {
-        const worker: ExportWorker = startBullmqExportWorker({
+        const worker = startBullmqExportWorker({
           redisUrl: config.redisUrl,
           queueName: config.exportQueueName,
           processor,
