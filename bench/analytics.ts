@@ -17,8 +17,8 @@ import {
   seedAndProject,
   startChild,
   stopChild,
-  utcDay,
   wholeNumber,
+  historyParamsOf,
   type Child,
 } from './benchSupport.js';
 import type { BenchResult } from './run.js';
@@ -96,13 +96,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     warmup: wholeNumber('warmup', values.warmup),
     cpuProfDir: values['cpu-prof'],
   };
-  const paramsOf = (scale: Scale): HistoryParams => ({
-    seed: wholeNumber('seed', values.seed),
-    tenants: positiveInteger('tenants', values.tenants),
-    days: positiveInteger('days', values.days),
-    scale,
-    asOf: utcDay('as-of', values['as-of']),
-  });
+  const paramsOf = (scale: Scale): HistoryParams => historyParamsOf(values, { scale });
 
   const started = performance.now();
   const runs = new Map<Scale, SeedRun>();

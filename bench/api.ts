@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { z } from 'zod';
-import { historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
+import type { HistoryParams } from '../src/console/history/historyParams.js';
 import type { TenantSummary } from '../src/console/seedSummary.js';
 import { issuableScopes } from '../src/keys/scopes.js';
 import { sql } from '../src/platform/sql.js';
@@ -23,9 +23,9 @@ import {
   seedAndProject,
   startChild,
   stopChild,
-  utcDay,
   wholeNumber,
   type BenchDatabase,
+  historyParamsOf,
   type Child,
 } from './benchSupport.js';
 import type { BenchResult } from './run.js';
@@ -102,13 +102,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       'skip-tx-probe': { type: 'boolean', default: false },
     },
   });
-  const params: HistoryParams = {
-    seed: wholeNumber('seed', values.seed),
-    tenants: positiveInteger('tenants', values.tenants),
-    days: positiveInteger('days', values.days),
-    scale: oneOf('scale', values.scale, historyScales),
-    asOf: utcDay('as-of', values['as-of']),
-  };
+  const params = historyParamsOf(values);
   const load: LoadShape = {
     seconds: positiveInteger('seconds', values.seconds),
     rounds: positiveInteger('rounds', values.rounds),

@@ -10,7 +10,7 @@ import { createProgressBar } from '../src/cli/progressBar.js';
 import { checkKeyRequester } from '../src/console/keyRequester.js';
 import { seed } from '../src/console/seed.js';
 import type { SeedSummary, TenantSummary } from '../src/console/seedSummary.js';
-import type { HistoryParams } from '../src/console/history/historyParams.js';
+import { historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
 import { issueKey, type IssuedKey } from '../src/keys/keyIssuer.js';
 import type { Scope } from '../src/keys/scopes.js';
 import { systemClock } from '../src/platform/clock.js';
@@ -304,4 +304,18 @@ export function percentile(sorted: Float64Array | readonly number[], fraction: n
 export function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/** The history options every seeding bench takes (`--seed --tenants --days --scale --as-of`); `fixed` ones are not read. */
+export function historyParamsOf(
+  values: { readonly seed?: string; readonly tenants?: string; readonly days?: string; readonly scale?: string; readonly 'as-of'?: string },
+  fixed: Partial<Pick<HistoryParams, 'scale' | 'asOf'>> = {},
+): HistoryParams {
+  return {
+    seed: wholeNumber('seed', values.seed),
+    tenants: positiveInteger('tenants', values.tenants),
+    days: positiveInteger('days', values.days),
+    scale: fixed.scale ?? oneOf('scale', values.scale, historyScales),
+    asOf: fixed.asOf ?? utcDay('as-of', values['as-of']),
+  };
 }

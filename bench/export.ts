@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { createProgressBar } from '../src/cli/progressBar.js';
-import { historyDefaults, historyScales, startOfUtcDay, type HistoryParams } from '../src/console/history/historyParams.js';
+import { historyDefaults, startOfUtcDay } from '../src/console/history/historyParams.js';
 import { createDatabasePool } from '../src/platform/db.js';
 import { sql } from '../src/platform/sql.js';
 import {
@@ -25,9 +25,9 @@ import {
   seedAndProject,
   startChild,
   stopChild,
-  utcDay,
   wholeNumber,
   type BenchDatabase,
+  historyParamsOf,
   type Child,
 } from './benchSupport.js';
 import type { BenchResult } from './run.js';
@@ -138,13 +138,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     redisUrl: redisUrlOf(values.redis),
     cpuProfDir: values['cpu-prof'],
   };
-  const params: HistoryParams = {
-    seed: wholeNumber('seed', values.seed),
-    tenants: positiveInteger('tenants', values.tenants),
-    days: positiveInteger('days', values.days),
-    scale: oneOf('scale', values.scale, historyScales),
-    asOf: utcDay('as-of', values['as-of']),
-  };
+  const params = historyParamsOf(values);
   // Before the minutes of seeding: a bench that cannot reach Redis should say so at once.
   if (modes.includes('bullmq')) await checkRedis(options.redisUrl);
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { allProjections } from '../projections/index.js';
 import { createProgressBar } from '../src/cli/progressBar.js';
 import { randomIds } from '../src/console/consoleIds.js';
-import { historyDefaults, historyScales, startOfUtcDay, type HistoryParams } from '../src/console/history/historyParams.js';
+import { historyDefaults, startOfUtcDay } from '../src/console/history/historyParams.js';
 import type { SeedSummary } from '../src/console/seedSummary.js';
 import { createTenantDirectory, memberIn } from '../src/console/tenantDirectory.js';
 import { compareLogPositions, type EventStore, type LogPosition, type StreamWrite } from '../src/eventStore/eventStore.js';
@@ -21,7 +21,7 @@ import { loadGenerations } from '../src/projecting/generations.js';
 import { minimumCheckpoint } from '../src/projecting/logPositions.js';
 import { startProjector, type Projector } from '../src/projecting/projector.js';
 import { projectionsReport, waitForProjections } from '../src/projecting/status.js';
-import { createBenchDatabase, note, oneOf, percentile, positiveInteger, round, seedBenchHistory, utcDay, wholeNumber } from './benchSupport.js';
+import { createBenchDatabase, note, oneOf, percentile, positiveInteger, round, seedBenchHistory, utcDay, historyParamsOf } from './benchSupport.js';
 import type { BenchResult } from './run.js';
 
 /**
@@ -75,13 +75,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   const wake = oneOf('wake', values.wake, ['notify', 'in-process'] as const);
   // The history ends today (as `supply-api seed` does): the appended events happen after it.
   const asOf = values['as-of'] === undefined ? startOfUtcDay(new Date()).toISOString() : utcDay('as-of', values['as-of']);
-  const params: HistoryParams = {
-    seed: wholeNumber('seed', values.seed),
-    tenants: positiveInteger('tenants', values.tenants),
-    days: positiveInteger('days', values.days),
-    scale: oneOf('scale', values.scale, historyScales),
-    asOf,
-  };
+  const params = historyParamsOf(values, { asOf });
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   if (allProjections.length === 0) throw new Error('no projection is registered in projections/index.ts');
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { allProjections } from '../projections/index.js';
 import { createProgressBar } from '../src/cli/progressBar.js';
 import { generateHistory } from '../src/console/history/generateHistory.js';
-import { historyDefaults, historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
+import { historyDefaults, type HistoryParams } from '../src/console/history/historyParams.js';
 import type { StreamWrite } from '../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../src/eventStore/postgresEventStore.js';
 import { createDatabasePool } from '../src/platform/db.js';
@@ -15,7 +15,7 @@ import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { readModelSchema } from '../src/projecting/generations.js';
 import { replayProjections } from '../src/projecting/replay.js';
-import { createBenchDatabase, megabytes, note, oneOf, positiveInteger, round, seedBenchHistory, utcDay, wholeNumber } from './benchSupport.js';
+import { createBenchDatabase, megabytes, note, positiveInteger, round, seedBenchHistory, historyParamsOf } from './benchSupport.js';
 import { copyChunks, renderCopyChunk, type CopyChunk } from './copyBaseline.js';
 import type { BenchResult } from './run.js';
 
@@ -47,13 +47,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       'as-of': { type: 'string', default: '2026-01-05' },
     },
   });
-  const params: HistoryParams = {
-    seed: wholeNumber('seed', values.seed),
-    tenants: positiveInteger('tenants', values.tenants),
-    days: positiveInteger('days', values.days),
-    scale: oneOf('scale', values.scale, historyScales),
-    asOf: utcDay('as-of', values['as-of']),
-  };
+  const params = historyParamsOf(values);
   const batchSize = positiveInteger('batch', values.batch);
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   if (allProjections.length === 0) throw new Error('no projection is registered in projections/index.ts');
