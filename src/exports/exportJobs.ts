@@ -7,7 +7,6 @@ import { sql } from '../platform/sql.js';
 export const exportRetentionMs = 7 * 24 * 60 * 60 * 1000;
 
 export const exportStatuses = ['pending', 'building', 'ready', 'failed'] as const;
-export type ExportStatus = (typeof exportStatuses)[number];
 export const exportErrors = ['processing_error'] as const;
 export type ExportLanguage = 'en' | 'es' | 'pt';
 

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { briefingPeriods } from '../../analytics/definitions.js';
-import { findExportJob, insertExportJob, withdrawUnqueuedJob, type ExportJob, type NewExportJob } from '../../exports/exportJobs.js';
+import {
+  exportErrors,
+  exportStatuses,
+  findExportJob,
+  insertExportJob,
+  withdrawUnqueuedJob,
+  type ExportJob,
+  type NewExportJob,
+} from '../../exports/exportJobs.js';
 import { exportFileOf } from '../../exports/exportProcessor.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
@@ -34,7 +42,7 @@ const acceptedResponse = z
 const exportJobResponse = z
   .object({
     exportId,
-    status: z.enum(['pending', 'building', 'ready', 'failed']).openapi({
+    status: z.enum(exportStatuses).openapi({
       description: '`pending` → `building` → `ready`; a build error gives `failed` with `error`, then an automatic retry may return it to `building` and end `ready`. New values may be added.',
     }),
     reportType: z.literal('briefing'),
@@ -55,7 +63,7 @@ const exportJobResponse = z
       .optional()
       .openapi({ description: 'Present only when ready: a signed link to the CSV, used with a plain GET and no API key or other header. A new link on every poll.' }),
     downloadExpiresAt: responseTimestamp.optional().openapi({ description: 'Present with `downloadUrl`: when that link stops working (5 minutes after this poll). Poll again for a fresh link.' }),
-    error: z.enum(['processing_error']).optional().openapi({
+    error: z.enum(exportErrors).optional().openapi({
       description: 'Machine-readable reason, present when failed. A job that failed once and was built again keeps it while building and after ready: check `status` first. New values may be added.',
     }),
   })
