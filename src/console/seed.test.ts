@@ -39,6 +39,37 @@ describe('seed', () => {
     }
   });
 
+  it.each(['small', 'medium'] as const)(
+    'gives each %s workspace two active members holding integrations.manage (the owner and an admin) and an active member without orders.approve',
+    async (scale) => {
+      const store = createMemoryEventStore();
+      const summary = await seed({ eventStore: store, params: { ...params, tenants: 3, scale } });
+      for (const tenant of summary.tenants) {
+        // members lists everyone who joined, in joining order, beside memberIds.
+        expect(tenant.members.map((m) => m.memberId)).toEqual(tenant.memberIds);
+        const active = tenant.members.filter((m) => m.status === 'active');
+        const managers = active.filter((m) => m.permissions.includes('integrations.manage'));
+        expect(managers.length).toBeGreaterThanOrEqual(2);
+        const roles = await Promise.all(
+          managers.map(async (m) => (await store.readStream(`supply.member-${tenant.workspaceId}.${m.memberId}`))[0]?.data),
+        );
+        expect(roles.map((data) => (data as { role?: string } | undefined)?.role).slice(0, 2)).toEqual(['owner', 'admin']);
+        expect(active.some((m) => !m.permissions.includes('orders.approve'))).toBe(true);
+        // Statuses are those the member streams end with.
+        for (const member of tenant.members) {
+          const events = await store.readStream(`supply.member-${tenant.workspaceId}.${member.memberId}`);
+          const last = events.findLast((e) => e.type !== 'MemberJoined')?.type;
+          const expected = events.some((e) => e.type === 'MemberRemoved') ? 'removed' : last === 'MemberSuspended' ? 'suspended' : 'active';
+          expect(member.status).toBe(expected);
+          expect(member.permissions).toEqual((events[0]?.data as { permissions: string[] }).permissions);
+        }
+        expect(tenant.members.some((m) => m.status === 'suspended')).toBe(true);
+        expect(tenant.members.some((m) => m.status === 'removed')).toBe(true);
+      }
+    },
+    60_000,
+  );
+
   it('refuses a store that already holds the first workspace of this seed', async () => {
     const store = createMemoryEventStore();
     const summary = await seed({ eventStore: store, params });

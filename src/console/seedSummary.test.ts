@@ -33,8 +33,8 @@ describe('createSummaryCollector', () => {
     for (const write of [workspace('ws_a'), ...boxes('ws_a', 3), workspace('ws_b')]) collector.observe(write);
     expect(collector.summary()).toEqual({
       tenants: [
-        { workspaceId: 'ws_a', memberIds: [], clinicIds: [], warehouseIds: [], orderIds: [], boxIds: ['box_0', 'box_1', 'box_2'], itemIds: [] },
-        { workspaceId: 'ws_b', memberIds: [], clinicIds: [], warehouseIds: [], orderIds: [], boxIds: [], itemIds: [] },
+        { workspaceId: 'ws_a', memberIds: [], members: [], clinicIds: [], warehouseIds: [], orderIds: [], boxIds: ['box_0', 'box_1', 'box_2'], itemIds: [] },
+        { workspaceId: 'ws_b', memberIds: [], members: [], clinicIds: [], warehouseIds: [], orderIds: [], boxIds: [], itemIds: [] },
       ],
     });
   });

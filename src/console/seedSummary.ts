@@ -1,9 +1,21 @@
 import type { StreamWrite } from '../eventStore/eventStore.js';
 
-/** What `supply-api seed` prints: per tenant, the ids a demo or a test needs (owner first among members). */
+/** A member as the seeded history leaves it. */
+export type MemberSummary = {
+  readonly memberId: string;
+  readonly status: 'active' | 'suspended' | 'removed';
+  readonly permissions: readonly string[];
+};
+
+/**
+ * What `supply-api seed` prints: per tenant, the ids a demo or a test needs (owner first among
+ * members), and every member with its status and permissions at the end of the history (never a
+ * name or an email), so that a caller can pick members by what they may do.
+ */
 export type TenantSummary = {
   readonly workspaceId: string;
   readonly memberIds: readonly string[];
+  readonly members: readonly MemberSummary[];
   readonly clinicIds: readonly string[];
   readonly warehouseIds: readonly string[];
   readonly orderIds: readonly string[];
@@ -40,7 +52,10 @@ function idList(limit: number | undefined): IdList {
   };
 }
 
-type Lists = { [K in Exclude<keyof TenantSummary, 'workspaceId'>]: IdList };
+type Lists = { [K in Exclude<keyof TenantSummary, 'workspaceId' | 'members'>]: IdList } & {
+  /** Every member, in joining order (members are few, so never sampled). */
+  readonly members: Map<string, { status: MemberSummary['status']; permissions: readonly string[] }>;
+};
 
 /** Builds the seed summary from the writes as they go by. */
 export function createSummaryCollector(limit: number | undefined): { observe(write: StreamWrite): void; summary(): SeedSummary } {
@@ -55,6 +70,7 @@ export function createSummaryCollector(limit: number | undefined): { observe(wri
         orderIds: idList(limit),
         boxIds: idList(limit),
         itemIds: idList(limit),
+        members: new Map(),
       };
       tenants.set(tenantId, lists);
     }
@@ -69,7 +85,18 @@ export function createSummaryCollector(limit: number | undefined): { observe(wri
             break;
           case 'MemberJoined':
             listsOf(event.tenantId).memberIds.add(event.data.memberId);
+            listsOf(event.tenantId).members.set(event.data.memberId, { status: 'active', permissions: [...event.data.permissions] });
             break;
+          case 'MemberSuspended':
+          case 'MemberReactivated':
+          case 'MemberRemoved': {
+            const member = listsOf(event.tenantId).members.get(event.data.memberId);
+            // Removal is final, as the console and the projections treat it.
+            if (member !== undefined && member.status !== 'removed') {
+              member.status = event.type === 'MemberSuspended' ? 'suspended' : event.type === 'MemberReactivated' ? 'active' : 'removed';
+            }
+            break;
+          }
           case 'ClinicOpened':
             listsOf(event.tenantId).clinicIds.add(event.data.clinicId);
             break;
@@ -94,6 +121,7 @@ export function createSummaryCollector(limit: number | undefined): { observe(wri
       tenants: [...tenants.entries()].map(([workspaceId, lists]) => ({
         workspaceId,
         memberIds: lists.memberIds.ids(),
+        members: [...lists.members].map(([memberId, member]) => ({ memberId, status: member.status, permissions: [...member.permissions] })),
         clinicIds: lists.clinicIds.ids(),
         warehouseIds: lists.warehouseIds.ids(),
         orderIds: lists.orderIds.ids(),

@@ -13,6 +13,7 @@ const seedSummary = z.object({
     z.object({
       workspaceId: z.string(),
       memberIds: z.array(z.string()).min(1),
+      members: z.array(z.object({ memberId: z.string(), status: z.enum(['active', 'suspended', 'removed']), permissions: z.array(z.string()) }).strict()).min(3),
       clinicIds: z.array(z.string()).min(1),
       warehouseIds: z.array(z.string()).min(1),
       orderIds: z.array(z.string()).min(1),

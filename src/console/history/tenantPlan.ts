@@ -103,7 +103,9 @@ export function planTenant(rng: Prng, ids: IdFactory, input: TenantPlanInput): T
   };
   const allClinics = world.clinics.map((c) => c.id);
   world.members.push(newMember('owner', allClinics));
-  world.members.push(newMember('admin', allClinics, { permissions: ['orders.approve_high_value'] }));
+  // The owner and this admin both hold integrations.manage, so that keys of two people can be told
+  // apart; neither is ever suspended or removed by the history.
+  world.members.push(newMember('admin', allClinics, { permissions: ['orders.approve_high_value', 'integrations.manage'] }));
   if (clinicCount >= 4) world.members.push(newMember('admin', allClinics));
   const purchasingCount = scale === 'small' ? 2 : 3;
   for (let i = 0; i < purchasingCount; i += 1) {
