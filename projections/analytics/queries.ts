@@ -59,13 +59,17 @@ export function createAnalyticsReader(db: CommonQueryMethods, tenantId: string):
   return {
     metric: (key, params, asOf) => metric(reads, key, params, asOf),
     exceptions: async ({ catalogItemId, cap }, asOf) => {
-      const sources: ExceptionItem[][] = [
-        await reads.deliveryExceptions(cap + 1),
-        await reads.expiring(asOf, cap + 1, catalogItemId),
-        await reads.lowStock(cap + 1, catalogItemId),
-        await reads.discrepancies(cap + 1),
-        await reads.approvals(asOf, cap + 1),
-      ];
+      // An item filter keeps the item's stock exceptions only (see ExceptionsParams).
+      const sources: ExceptionItem[][] =
+        catalogItemId === undefined
+          ? [
+              await reads.deliveryExceptions(cap + 1),
+              await reads.expiring(asOf, cap + 1, undefined),
+              await reads.lowStock(cap + 1, undefined),
+              await reads.discrepancies(cap + 1),
+              await reads.approvals(asOf, cap + 1),
+            ]
+          : [await reads.expiring(asOf, cap + 1, catalogItemId), await reads.lowStock(cap + 1, catalogItemId)];
       return mergeExceptionSources(sources, cap) satisfies ExceptionsResult;
     },
     comparison: async ({ cap }) => {
@@ -372,7 +376,7 @@ function readsOf(db: CommonQueryMethods, tenantId: string) {
           expected_qty::float8 AS "expectedQty", received_qty::float8 AS "receivedQty", reason_code AS "reasonCode", detected_at AS "detectedAt"
         FROM read_models.analytics_receipt_discrepancies
         WHERE tenant_id = ${tenantId}
-        ORDER BY detected_at, order_id, line_id, reason_code, entry_no
+        ORDER BY detected_at, order_id, line_id, reason_code, expected_qty, received_qty, entry_no
         LIMIT ${limit}
       `);
       return rows.map(({ detectedAt, ...reference }) => ({

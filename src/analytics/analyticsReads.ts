@@ -15,7 +15,7 @@ export type ComputedSubject = { readonly subject: Subject; readonly result: unkn
 /**
  * Computes subjects from the analytics aggregates in one snapshot (REPEATABLE READ, read only), so
  * that every figure and the checkpoint they are read at belong together, then stores their
- * evidence. Results come back in the order of `subjects`.
+ * evidence (once per figure: see storeEvidence). Results come back in the order of `subjects`.
  */
 export async function computeWithEvidence(
   db: CommonQueryMethods,
@@ -35,7 +35,7 @@ export async function computeWithEvidence(
     return { checkpoint: { tx: BigInt(position.tx), seq: BigInt(position.seq) }, results: computed };
   });
   const records = subjects.map((subject, index) => evidenceRecord(tenantId, subject, asOf, checkpoint, results[index]));
-  await storeEvidence(db, records);
+  await storeEvidence(db, tenantId, asOf, records);
   return { checkpoint, computed: records.map((record) => ({ subject: record.subject, result: record.recorded, evidenceId: record.evidenceId })) };
 }
 

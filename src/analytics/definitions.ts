@@ -54,6 +54,15 @@ export function utcDayStartMs(instant: string | number): number {
   return Math.floor(ms / dayMs) * dayMs;
 }
 
+/**
+ * A window as the figures use it: both bounds at the start of their UTC day (aggregates hold whole
+ * days, and a day is in the window when from's day <= it < to's day). Subjects, and so evidence
+ * ids, carry windows in this form whatever form the request gave.
+ */
+export function dayAlignedWindow(window: DayWindow): DayWindow {
+  return { from: new Date(utcDayStartMs(window.from)).toISOString(), to: new Date(utcDayStartMs(window.to)).toISOString() };
+}
+
 /** The window a metric uses when the caller gives none: the 30 UTC days ending with asOf's day. */
 export function defaultWindow(asOf: string, days = 30): DayWindow {
   const end = utcDayStartMs(asOf) + dayMs;
@@ -185,7 +194,7 @@ export function bucketStartMs(dayStartMs: number, granularity: TrendGranularity)
  * The exceptions report lists, highest priority first: open delivery exceptions, expiring stock,
  * low stock, open receipt discrepancies and pending approvals. Priorities differ between sources,
  * so that ties only happen inside one source; inside a priority the order is detectedAt
- * ascending, then the source's own key (see exceptionSortKey).
+ * ascending, then drill-down, metric and the source's own key (see compareExceptions).
  */
 export const exceptionPriorities = {
   deliveryException: 90,

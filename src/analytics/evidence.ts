@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { LogPosition } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { definitionVersion } from './definitions.js';
-import { subjectSchema, type Subject } from './subjects.js';
+import { subjectForDigest, subjectSchema, type Subject } from './subjects.js';
 
 /**
  * JSON with object keys sorted at every level: two values are the same figure exactly when their
@@ -22,30 +22,40 @@ export type EvidenceRecord = {
   readonly tenantId: string;
   readonly subject: Subject;
   readonly definitionVersion: number;
+  /** When the figure was first served: verification recomputes at this instant. */
   readonly asOf: string;
   readonly checkpoint: LogPosition;
   /** The figure as served. */
   readonly recorded: unknown;
 };
 
-const prefix = 'ev1';
+/** A record about to be stored, with the canonical JSON of its figure (the digest's and the table's text). */
+export type NewEvidence = EvidenceRecord & { readonly recordedJson: string };
+
+/** `ev2`: a content address of the figure. `ev1` ids (request asOf in the digest) still resolve. */
+const prefix = 'ev2';
+const evidenceIdForm = /^(ev1|ev2)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{32})$/;
 
 /**
- * The id names the tenant (readable, so that a lookup is by tenant like every query), and a
- * SHA-256 over the tenant, subject, definition version, asOf and checkpoint: the same request at
- * the same checkpoint and asOf gives the same id, anything else another one.
+ * The id names the tenant (readable, so that a lookup is by tenant like every query) and is a
+ * SHA-256 over the tenant, the definition version, the subject (its resolved parameters: windows
+ * as whole UTC days, filters, caps), the checkpoint and the figure served. Neither the request's
+ * instant nor its language enters it: the same figure at the same checkpoint has one id wherever
+ * and whenever it is read, and a different figure another.
  */
-export function evidenceIdOf(tenantId: string, subject: Subject, asOf: string, checkpoint: LogPosition): string {
+export function evidenceIdOf(tenantId: string, subject: Subject, checkpoint: LogPosition, recordedJson: string): string {
   const digest = createHash('sha256')
     .update(
       canonicalJson({
         tenantId,
-        subject,
         definitionVersion,
-        asOf,
+        subject: subjectForDigest(subject),
         checkpoint: { tx: checkpoint.tx.toString(), seq: checkpoint.seq.toString() },
       }),
     )
+    // The figure apart from the parameters, so that its (possibly long) text is not copied again.
+    .update('\u0000')
+    .update(recordedJson)
     .digest('base64url')
     .slice(0, 32);
   return `${prefix}.${Buffer.from(tenantId, 'utf8').toString('base64url')}.${digest}`;
@@ -53,30 +63,65 @@ export function evidenceIdOf(tenantId: string, subject: Subject, asOf: string, c
 
 /** The tenant an evidence id names, or undefined when the text is not an evidence id. */
 export function tenantOfEvidenceId(evidenceId: string): string | undefined {
-  const match = /^ev1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{32})$/.exec(evidenceId);
-  if (!match?.[1]) return undefined;
-  const tenantId = Buffer.from(match[1], 'base64url').toString('utf8');
-  return Buffer.from(tenantId, 'utf8').toString('base64url') === match[1] ? tenantId : undefined;
+  const match = evidenceIdForm.exec(evidenceId);
+  if (!match?.[2]) return undefined;
+  const tenantId = Buffer.from(match[2], 'base64url').toString('utf8');
+  return Buffer.from(tenantId, 'utf8').toString('base64url') === match[2] ? tenantId : undefined;
 }
 
-export function evidenceRecord(tenantId: string, subject: Subject, asOf: string, checkpoint: LogPosition, recorded: unknown): EvidenceRecord {
-  return { evidenceId: evidenceIdOf(tenantId, subject, asOf, checkpoint), tenantId, subject, definitionVersion, asOf, checkpoint, recorded };
+/** The evidence of a figure served at `asOf`, read at `checkpoint`. */
+export function evidenceRecord(tenantId: string, subject: Subject, asOf: string, checkpoint: LogPosition, recorded: unknown): NewEvidence {
+  const recordedJson = canonicalJson(recorded);
+  return {
+    evidenceId: evidenceIdOf(tenantId, subject, checkpoint, recordedJson),
+    tenantId,
+    subject,
+    definitionVersion,
+    asOf,
+    checkpoint,
+    recorded,
+    recordedJson,
+  };
 }
 
-/** Stores evidence records; one already stored (same id) is kept as it is. */
-export async function storeEvidence(db: CommonQueryMethods, records: readonly EvidenceRecord[]): Promise<void> {
+/** Records already stored are not written again; once a day a served id's last_served_at moves (retention). */
+const refreshServedAfterMs = 24 * 60 * 60 * 1000;
+
+/**
+ * Stores the evidence of one answer, all of one tenant served at `servedAt`. A record stored
+ * before (same id, so the same figure) is kept as it is, with its first asOf: repeated reads add
+ * no rows. The ids already present are found first, so that a long figure (the exceptions list)
+ * travels to the database only the first time it is served; that statement also moves the
+ * records' last_served_at forward, at most once a day each, which is what retention goes by.
+ */
+export async function storeEvidence(db: CommonQueryMethods, tenantId: string, servedAt: string, records: readonly NewEvidence[]): Promise<void> {
   if (records.length === 0) return;
-  const unique = [...new Map(records.map((r) => [`${r.tenantId}\u0000${r.evidenceId}`, r])).values()];
+  const unique = [...new Map(records.map((r) => [r.evidenceId, r])).values()];
+  if (unique.some((r) => r.tenantId !== tenantId)) throw new Error('evidence of one answer belongs to one tenant');
+  const ids = unique.map((r) => r.evidenceId);
+  const refreshBefore = new Date(Date.parse(servedAt) - refreshServedAfterMs).toISOString();
+  const present = await db.anyFirst(sql.type(z.object({ evidenceId: z.string() }))`
+    WITH refreshed AS (
+      UPDATE analytics_evidence SET last_served_at = ${servedAt}::timestamptz
+      WHERE tenant_id = ${tenantId} AND evidence_id = ANY(${sql.array(ids, 'text')}) AND last_served_at < ${refreshBefore}::timestamptz
+      RETURNING evidence_id
+    )
+    SELECT evidence_id AS "evidenceId" FROM analytics_evidence
+    WHERE tenant_id = ${tenantId} AND evidence_id = ANY(${sql.array(ids, 'text')})
+  `);
+  const known = new Set(present);
+  const missing = unique.filter((r) => !known.has(r.evidenceId));
+  if (missing.length === 0) return;
   // One parameter per value rather than sql.unnest: pg writes array parameters element by element
   // with escaping, which for a long exceptions list cost more than the INSERT itself.
-  const rows = unique.map(
+  const rows = missing.map(
     (r) => sql.fragment`(
       ${r.tenantId}, ${r.evidenceId}, ${canonicalJson(r.subject)}::jsonb, ${r.definitionVersion}, ${r.asOf}::timestamptz,
-      ${r.checkpoint.tx.toString()}::int8, ${r.checkpoint.seq.toString()}::int8, ${JSON.stringify(r.recorded)}
+      ${r.checkpoint.tx.toString()}::int8, ${r.checkpoint.seq.toString()}::int8, ${r.recordedJson}, ${servedAt}::timestamptz
     )`,
   );
   await db.query(sql.typeAlias('void')`
-    INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded)
+    INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded, last_served_at)
     VALUES ${sql.join(rows, sql.fragment`, `)}
     ON CONFLICT (tenant_id, evidence_id) DO NOTHING
   `);
@@ -115,12 +160,12 @@ export async function loadEvidence(db: CommonQueryMethods, evidenceId: string): 
   };
 }
 
-/** Deletes at most `limit` evidence records of a tenant stored before `cutoff`; returns how many went. */
-export async function deleteEvidenceStoredBefore(db: CommonQueryMethods, tenantId: string, cutoff: string, limit: number): Promise<number> {
+/** Deletes at most `limit` evidence records of a tenant last served before `cutoff`; returns how many went. */
+export async function deleteEvidenceServedBefore(db: CommonQueryMethods, tenantId: string, cutoff: string, limit: number): Promise<number> {
   const deleted = await db.any(sql.type(z.object({ evidenceId: z.string() }))`
     DELETE FROM analytics_evidence
     WHERE tenant_id = ${tenantId} AND evidence_id IN (
-      SELECT evidence_id FROM analytics_evidence WHERE tenant_id = ${tenantId} AND created_at < ${cutoff} LIMIT ${limit}
+      SELECT evidence_id FROM analytics_evidence WHERE tenant_id = ${tenantId} AND last_served_at < ${cutoff} LIMIT ${limit}
     )
     RETURNING evidence_id AS "evidenceId"
   `);

@@ -116,21 +116,42 @@ export const exceptionsResult = z
   .object({ total: z.number().int(), truncated: z.boolean(), exceptions: z.array(exceptionItem) })
   .strict();
 export type ExceptionsResult = z.infer<typeof exceptionsResult>;
+/**
+ * `catalogItemId` narrows the report to the stock exceptions (LOW_STOCK, EXPIRING_STOCK) of one
+ * item: every one of them, whatever it drills down to, and no exception of another kind.
+ */
 export type ExceptionsParams = { readonly catalogItemId?: string; readonly cap: number };
+/** The exception metrics that are about one item's stock: the only ones an item filter keeps. */
+export const stockExceptionMetrics = ['EXPIRING_STOCK', 'LOW_STOCK'] as const satisfies readonly MetricKey[];
 
-function sourceKey(item: ExceptionItem): string {
+/**
+ * What tells two exceptions of one metric apart once priority, detectedAt, drill-down and metric
+ * are equal: the stock level's warehouse, the delivery exception's id, the discrepancy's line,
+ * reason and quantities. Expiring boxes and pending approvals are told apart by their drill-down.
+ */
+function sourceKey(item: ExceptionItem): readonly (string | number)[] {
   switch (item.metric) {
     case 'LOW_STOCK':
-      return item.reference.warehouseId;
+      return [item.reference.warehouseId];
     case 'EXPIRING_STOCK':
-      return '';
+      return [];
     case 'DELIVERY_EXCEPTIONS':
-      return item.reference.exceptionId;
+      return [item.reference.exceptionId];
     case 'RECEIPT_DISCREPANCIES':
-      return `${item.reference.lineId}\u0000${item.reference.reasonCode}`;
+      return [item.reference.lineId, item.reference.reasonCode, item.reference.expectedQty, item.reference.receivedQty];
     case 'APPROVAL_BACKLOG':
-      return '';
+      return [];
   }
+}
+
+function compareKeys(a: readonly (string | number)[], b: readonly (string | number)[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
+    const x = a[i] ?? '';
+    const y = b[i] ?? '';
+    const order = typeof x === 'number' && typeof y === 'number' ? x - y : compareBytes(String(x), String(y));
+    if (order !== 0) return order;
+  }
+  return a.length - b.length;
 }
 
 const beyondSurrogates = /[\uD800-\uFFFF]/;
@@ -147,13 +168,21 @@ export function compareBytes(a: string, b: string): number {
 }
 
 /**
- * The report's stable order: priority descending, then detectedAt, then drillDownId and the
- * source's own key in byte order. Each source's scan reads its rows in this same order.
+ * The report's one total order: priority descending; then detectedAt ascending (oldest first);
+ * then drillDownType, drillDownId and metric in byte order; then the metric's own key (see
+ * sourceKey). Two exceptions equal in all of these are equal as JSON too, so the order of a list
+ * never depends on how it was read. Each source's scan reads its rows in this same order, so the
+ * cap cuts the ordered list.
  */
 export function compareExceptions(a: ExceptionItem, b: ExceptionItem): number {
   if (a.priority !== b.priority) return b.priority - a.priority;
   if (a.detectedAt !== b.detectedAt) return a.detectedAt < b.detectedAt ? -1 : 1;
-  return compareBytes(a.drillDownId, b.drillDownId) || compareBytes(sourceKey(a), sourceKey(b)) || compareBytes(a.metric, b.metric);
+  return (
+    compareBytes(a.drillDownType, b.drillDownType) ||
+    compareBytes(a.drillDownId, b.drillDownId) ||
+    compareBytes(a.metric, b.metric) ||
+    compareKeys(sourceKey(a), sourceKey(b))
+  );
 }
 
 /**

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import {
   briefingPeriods,
   briefingWindow,
+  dayAlignedWindow,
   metricKeys,
   stateMetrics,
   trendGranularities,
   type BriefingPeriod,
   type DayWindow,
   type MetricKey,
+  type TrendGranularity,
 } from './definitions.js';
 import type { AnalyticsCaps, AnalyticsComputer, MetricResult } from './results.js';
 
@@ -57,7 +59,30 @@ function capsOf(metric: MetricKey, caps: AnalyticsCaps): MetricSubject['caps'] {
 export function subjectOfMetric(metric: MetricKey, window: DayWindow | undefined, caps: AnalyticsCaps): MetricSubject {
   if (stateMetrics.includes(metric)) return { kind: 'metric', metric, caps: capsOf(metric, caps) };
   if (window === undefined) throw new Error(`${metric} is computed over a window`);
-  return { kind: 'metric', metric, window, caps: capsOf(metric, caps) };
+  return { kind: 'metric', metric, window: dayAlignedWindow(window), caps: capsOf(metric, caps) };
+}
+
+export type TrendSubject = Extract<Subject, { kind: 'trend' }>;
+
+export function trendSubject(window: DayWindow, granularity: TrendGranularity, cap: number): TrendSubject {
+  return { kind: 'trend', window: dayAlignedWindow(window), granularity, cap };
+}
+
+/**
+ * The subject as an evidence id digests it: windows as their day-aligned bounds (the request's
+ * instant and the form its dates were written in never enter an id).
+ */
+export function subjectForDigest(subject: Subject): Subject {
+  switch (subject.kind) {
+    case 'metric':
+      return subject.window === undefined ? subject : { ...subject, window: dayAlignedWindow(subject.window) };
+    case 'trend':
+    case 'briefing':
+      return { ...subject, window: dayAlignedWindow(subject.window) };
+    case 'exceptions':
+    case 'comparison':
+      return subject;
+  }
 }
 
 /** The metrics of a briefing, in briefing order, for a period ending with asOf's day. */
@@ -67,7 +92,7 @@ export function briefingMetricSubjects(period: BriefingPeriod, asOf: string, cap
 }
 
 export function briefingSubject(period: BriefingPeriod, asOf: string, caps: AnalyticsCaps): Subject {
-  return { kind: 'briefing', period, window: briefingWindow(asOf, period), caps: { counts: caps.counts, backlog: caps.backlog, trend: caps.trend } };
+  return { kind: 'briefing', period, window: dayAlignedWindow(briefingWindow(asOf, period)), caps: { counts: caps.counts, backlog: caps.backlog, trend: caps.trend } };
 }
 
 /** Caps recorded in a subject; those it does not depend on are irrelevant to it (zero). */

@@ -94,7 +94,7 @@ export type Config = Readonly<{
   signingSecret: string | undefined;
   /** Scan caps of analytics reads (the truncated flag). */
   analyticsCaps: AnalyticsCaps;
-  /** Analytics evidence is deleted this many days after it was stored. */
+  /** Analytics evidence is deleted this many days after an answer last carried its id. */
   evidenceRetentionDays: number;
   /** The BullMQ queue of export builds (processes sharing it must share the database too). */
   exportQueueName: string;

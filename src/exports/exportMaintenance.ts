@@ -1,6 +1,6 @@
 import cron from 'node-cron';
 import type { DatabasePool } from 'slonik';
-import { deleteEvidenceStoredBefore } from '../analytics/evidence.js';
+import { deleteEvidenceServedBefore } from '../analytics/evidence.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { BlobStore } from './blobStore.js';
@@ -25,8 +25,9 @@ export type ExportMaintenanceDependencies = {
 
 /**
  * One pass, tenant by tenant: jobs past the 7-day retention are deleted with their files (files
- * first, so a file never outlives its row unnoticed), evidence past its retention is deleted in
- * batches, and stale unfinished jobs are queued again (the queue drops a job it already holds).
+ * first, so a file never outlives its row unnoticed), evidence no answer has carried within its
+ * retention is deleted in batches, and stale unfinished jobs are queued again (the queue drops a
+ * job it already holds).
  */
 export async function runExportMaintenance(deps: ExportMaintenanceDependencies): Promise<MaintenanceReport> {
   const now = deps.clock.now();
@@ -46,7 +47,7 @@ export async function runExportMaintenance(deps: ExportMaintenanceDependencies):
       if (expired.length < batchSize) break;
     }
     for (;;) {
-      const count = await deleteEvidenceStoredBefore(deps.pool, tenantId, evidenceCutoff, 5000);
+      const count = await deleteEvidenceServedBefore(deps.pool, tenantId, evidenceCutoff, 5000);
       deletedEvidence += count;
       if (count < 5000) break;
     }

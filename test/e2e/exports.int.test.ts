@@ -477,13 +477,13 @@ describe('export jobs (in-process queue, local files)', () => {
     }
   });
 
-  test('the maintenance deletes evidence past its retention (90 days by default) and keeps the rest', async () => {
+  test('the maintenance deletes evidence no answer carried within its retention (90 days by default) and keeps the rest', async () => {
     await briefing(bed, key, 'daily', 'en');
     const count = () => bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM analytics_evidence`);
     const before = await count();
     expect(before).toBeGreaterThan(0);
     await bed.database.pool.query(sql.typeAlias('void')`
-      UPDATE analytics_evidence SET created_at = ${new Date(clock.now().getTime() - 91 * 24 * 60 * minute).toISOString()}
+      UPDATE analytics_evidence SET last_served_at = ${new Date(clock.now().getTime() - 91 * 24 * 60 * minute).toISOString()}
       WHERE evidence_id IN (SELECT evidence_id FROM analytics_evidence ORDER BY evidence_id LIMIT 3)
     `);
     const report = await bed.exports.runMaintenance?.();

@@ -53,8 +53,8 @@ export type ApiTestBed = {
   readonly exports: ExportsRuntime;
   /** The DATA_DIR of the API under test (local export files live under it). */
   readonly dataDir: string;
-  /** Issues a key for the tenant's owner (first member) with these scopes. */
-  issueKey(tenant: TenantSummary, scopes: readonly string[]): Promise<string>;
+  /** Issues a key with these scopes for a member of the tenant: its owner (first member) unless `memberId` is given. */
+  issueKey(tenant: TenantSummary, scopes: readonly string[], memberId?: string): Promise<string>;
   revokeKey(key: string): Promise<void>;
   /**
    * Every answer is checked against the OpenAPI document the API serves (it throws when it does not
@@ -202,8 +202,8 @@ export async function createApiTestBed(
       logs,
       exports,
       dataDir,
-      issueKey: async (tenant, scopes) => {
-        const memberId = tenant.memberIds[0];
+      issueKey: async (tenant, scopes, requester) => {
+        const memberId = requester ?? tenant.memberIds[0];
         if (memberId === undefined) throw new Error('the tenant has no member');
         const issued = await issueKey(
           { pool: database.pool, clock: systemClock, checkRequester: (w, m) => checkKeyRequester(eventStore, w, m) },

@@ -170,13 +170,11 @@ function metric(
 }
 
 function exceptions(state: AnalyticsFoldState, catalogItemId: string | undefined, cap: number, asOf: string): ExceptionsResult {
-  const sources = [
-    deliveryExceptionItems(state),
-    expiringItems(state, catalogItemId, asOf),
-    lowStockItems(state, catalogItemId),
-    discrepancyItems(state),
-    approvalItems(state, asOf),
-  ].map((items) => items.sort(compareExceptions).slice(0, cap + 1));
+  const stock = [expiringItems(state, catalogItemId, asOf), lowStockItems(state, catalogItemId)];
+  // An item filter keeps the item's stock exceptions only (see ExceptionsParams).
+  const sources = (catalogItemId === undefined ? [deliveryExceptionItems(state), ...stock, discrepancyItems(state), approvalItems(state, asOf)] : stock).map(
+    (items) => items.sort(compareExceptions).slice(0, cap + 1),
+  );
   return mergeExceptionSources(sources, cap);
 }
 

@@ -42,7 +42,7 @@ function expectCommon(body: Json): void {
   expect(body.timezone).toBe('UTC');
   expect(body.freshness).toBe('live');
   expect(body.asOf).toBe(clock.now().toISOString());
-  expect(body.evidenceId).toMatch(/^ev1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{32}$/);
+  expect(body.evidenceId).toMatch(/^ev2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{32}$/);
   expect(typeof body.truncated).toBe('boolean');
 }
 
@@ -85,20 +85,25 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     expect(b.evidenceId).toBe(a.evidenceId);
   });
 
-  test('the same request at the same checkpoint and asOf names the same stored evidence; a later asOf or checkpoint another', async () => {
+  test('the same figure at the same checkpoint names the same evidence, stored once with its first asOf; a new checkpoint another', async () => {
     const first = await get('/v1/analytics/metrics/LOW_STOCK');
     const again = await get('/v1/analytics/metrics/LOW_STOCK');
     expect(again.evidenceId).toBe(first.evidenceId);
-    const stored = await bed.database.pool.one(sql.type(z.object({ subject: z.unknown(), recorded: z.string().transform((text) => JSON.parse(text) as unknown), tenantId: z.string() }))`
-      SELECT subject, recorded, tenant_id AS "tenantId" FROM analytics_evidence WHERE tenant_id = ${workspaceId} AND evidence_id = ${String(first.evidenceId)}
-    `);
-    expect(stored.tenantId).toBe(workspaceId);
-    expect(stored.subject).toEqual({ kind: 'metric', metric: 'LOW_STOCK', caps: { counts: 100_000 } });
-    expect(stored.recorded).toEqual({ metric: 'LOW_STOCK', value: first.value, unit: 'count', breakdown: [], truncated: false });
+    const storedRow = z.object({ subject: z.unknown(), recorded: z.string().transform((text) => JSON.parse(text) as unknown), tenantId: z.string(), asOf: z.string() });
+    const stored = () =>
+      bed.database.pool.one(sql.type(storedRow)`
+        SELECT subject, recorded, tenant_id AS "tenantId", as_of AS "asOf" FROM analytics_evidence WHERE tenant_id = ${workspaceId} AND evidence_id = ${String(first.evidenceId)}
+      `);
+    const record = await stored();
+    expect(record.tenantId).toBe(workspaceId);
+    expect(record.subject).toEqual({ kind: 'metric', metric: 'LOW_STOCK', caps: { counts: 100_000 } });
+    expect(record.recorded).toEqual({ metric: 'LOW_STOCK', value: first.value, unit: 'count', breakdown: [], truncated: false });
 
-    clock.advance(1);
+    clock.advance(60_000);
     const later = await get('/v1/analytics/metrics/LOW_STOCK');
-    expect(later.evidenceId).not.toBe(first.evidenceId);
+    expect(later.asOf).not.toBe(first.asOf);
+    expect(later.evidenceId).toBe(first.evidenceId);
+    expect((await stored()).asOf).toBe(first.asOf);
 
     const tenant = bed.tenants[0];
     if (!tenant) throw new Error('no tenant');
@@ -106,6 +111,7 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     await bed.settle();
     const afterEvent = await get('/v1/analytics/metrics/LOW_STOCK');
     expect(afterEvent.asOf).toBe(later.asOf);
+    expect(afterEvent.value).toBe(later.value);
     expect(afterEvent.evidenceId).not.toBe(later.evidenceId);
   });
 });
@@ -130,20 +136,19 @@ describe('GET /v1/analytics/exceptions', () => {
     expect(again.exceptions).toEqual(body.exceptions);
   });
 
-  test('catalogItemId narrows stock exceptions only', async () => {
+  test('catalogItemId narrows the report to that item\'s stock exceptions', async () => {
     const all = await get<{ exceptions: Json[] }>('/v1/analytics/exceptions');
     const stock = all.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
     const itemId = String((stock[0]?.reference as Json | undefined)?.catalogItemId);
     expect(stock.length).toBeGreaterThan(0);
-    const narrowed = await get<{ exceptions: Json[]; filters: Json }>(`/v1/analytics/exceptions?catalogItemId=${encodeURIComponent(itemId)}`);
+    expect(all.exceptions.length).toBeGreaterThan(stock.length);
+    const narrowed = await get<{ exceptions: Json[]; filters: Json; total: number }>(`/v1/analytics/exceptions?catalogItemId=${encodeURIComponent(itemId)}`);
     expect(narrowed.filters).toEqual({ catalogItemId: itemId });
-    const narrowedStock = narrowed.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
-    expect(narrowedStock).toEqual(stock.filter((e) => (e.reference as Json).catalogItemId === itemId));
-    expect(narrowed.exceptions.filter((e) => e.metric !== 'LOW_STOCK' && e.metric !== 'EXPIRING_STOCK')).toEqual(
-      all.exceptions.filter((e) => e.metric !== 'LOW_STOCK' && e.metric !== 'EXPIRING_STOCK'),
-    );
-    const none = await get<{ exceptions: Json[] }>('/v1/analytics/exceptions?catalogItemId=no-such-item');
-    expect(none.exceptions.some((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK')).toBe(false);
+    expect(narrowed.exceptions).toEqual(stock.filter((e) => (e.reference as Json).catalogItemId === itemId));
+    expect(narrowed.total).toBe(narrowed.exceptions.length);
+    const none = await get<{ exceptions: Json[]; total: number }>('/v1/analytics/exceptions?catalogItemId=no-such-item');
+    expect(none.exceptions).toEqual([]);
+    expect(none.total).toBe(0);
     await invalid(`/v1/analytics/exceptions?catalogItemId=${'x'.repeat(201)}`);
   });
 });

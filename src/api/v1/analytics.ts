@@ -16,12 +16,13 @@ import { dimensionLabel, metricDefinitions, metricLabel } from '../../analytics/
 import {
   exceptionMetrics,
   maxAnalyticsCaps,
+  stockExceptionMetrics,
   type ComparisonResult,
   type ExceptionsResult,
   type MetricResult,
   type TrendResult,
 } from '../../analytics/results.js';
-import { subjectOfMetric, type Subject } from '../../analytics/subjects.js';
+import { subjectOfMetric, trendSubject, type Subject, type TrendSubject } from '../../analytics/subjects.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { responseDate, responseTimestamp } from '../../../projections/shared/responseFields.js';
@@ -31,7 +32,7 @@ import { exceptionItemFilter, resolveWindow, windowBoundParameter } from './anal
 // ── Shapes ─────────────────────────────────────────────────────────────────────────────────────
 const evidenceId = z.string().max(400).openapi({
   description:
-    'Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`.',
+    'Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it.',
 });
 const common = {
   timezone: z.literal('UTC').openapi({ description: 'Every time and day boundary of analytics is UTC.' }),
@@ -166,7 +167,7 @@ const exceptionSchema = z
 
 const exceptionsResponse = z
   .object({
-    total: count.openapi({ description: 'Exceptions found; a lower bound when `truncated` is true.' }),
+    total: count.openapi({ description: 'Exceptions found (with `catalogItemId`, that item\'s stock exceptions); a lower bound when `truncated` is true.' }),
     filters: z.object({ catalogItemId: id.optional() }).strict().openapi('ExceptionFilters', { description: 'The filters applied, as sent.' }),
     exceptions: z.array(exceptionSchema).max(maxAnalyticsCaps.exceptions),
     ...common,
@@ -386,7 +387,7 @@ export const getExceptionsOperation = defineOperation({
   tag,
   summary: 'Exceptions that need attention',
   description:
-    'Open delivery exceptions, expired and expiring stock, low stock, open receipt discrepancies and pending approvals, highest priority first (then oldest `detectedAt`, then `drillDownId`): a stable order. At most the configured cap are listed; `truncated` says when more exist. Poll it and compare `total` and `drillDownId`s to see what changed.',
+    'Open delivery exceptions, expired and expiring stock, low stock, open receipt discrepancies and pending approvals, in one total order: `priority` descending; then `detectedAt` ascending (oldest first); then `drillDownType`, `drillDownId` and `metric` in byte order of their UTF-8 text; then, between exceptions of one metric that are still equal, the low-stock `reference.warehouseId`, the delivery exception\'s `reference.exceptionId`, or the discrepancy\'s `reference.lineId`, `reference.reasonCode`, `expectedQty` and `receivedQty`. Two reads with no new event between them list the same exceptions in the same order, except where time itself changes a priority (a box entering its last 7 days or expiring, an approval waiting 72 hours). The order is applied before the cap: at most the configured cap are listed, the first ones in this order, and `truncated` says when more exist. With `catalogItemId` the report lists only that item\'s stock exceptions (LOW_STOCK and EXPIRING_STOCK, whatever they drill down to), in the same order as in the full report; the other kinds are about orders rather than one item\'s stock and are left out. Poll it and compare `total` and `drillDownId`s to see what changed.',
   scope,
   query: z.object({ catalogItemId: exceptionItemFilter }),
   response: exceptionsResponse,
@@ -397,10 +398,11 @@ export const getExceptionsOperation = defineOperation({
     const caps = context.analyticsCaps;
     const filter = query.catalogItemId === undefined ? {} : { catalogItemId: query.catalogItemId };
     const report: Subject = { kind: 'exceptions', ...filter, cap: caps.exceptions };
-    const metricSubjects = exceptionMetrics.map((metric) => subjectOfMetric(metric, undefined, caps));
+    const listed = query.catalogItemId === undefined ? exceptionMetrics : stockExceptionMetrics;
+    const metricSubjects = listed.map((metric) => subjectOfMetric(metric, undefined, caps));
     const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [report, ...metricSubjects]);
     const { result, evidenceId: evidence } = resultAt<ExceptionsResult>(computed, 0);
-    const metricEvidence = new Map(exceptionMetrics.map((metric, index) => [metric, resultAt<MetricResult>(computed, index + 1).evidenceId]));
+    const metricEvidence = new Map<string, string>(listed.map((metric, index) => [metric, resultAt<MetricResult>(computed, index + 1).evidenceId]));
     return {
       total: result.total,
       filters: filter,
@@ -457,12 +459,9 @@ export const getConsumptionTrendOperation = defineOperation({
   problems: ['common.invalid_request'],
   handle: async (context, { query }) => {
     const granularity = query.granularity ?? 'day';
-    const { asOf, result, evidenceId: evidence, subject } = await computeOne<TrendResult, Extract<Subject, { kind: 'trend' }>>(context, (at) => ({
-      kind: 'trend',
-      window: resolveWindow(query.from, query.to, at, maxTrendWindowDays),
-      granularity,
-      cap: context.analyticsCaps.trend,
-    }));
+    const { asOf, result, evidenceId: evidence, subject } = await computeOne<TrendResult, TrendSubject>(context, (at) =>
+      trendSubject(resolveWindow(query.from, query.to, at, maxTrendWindowDays), granularity, context.analyticsCaps.trend),
+    );
     const { window } = subject;
     return {
       metric: 'CONSUMPTION_TREND',

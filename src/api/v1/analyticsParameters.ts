@@ -50,6 +50,6 @@ export const exceptionItemFilter = z
   .refine(couldExist)
   .optional()
   .openapi({
-    description: `Narrows the stock exceptions (LOW_STOCK, EXPIRING_STOCK) to one catalog item; other exceptions are listed in full. An id that matches nothing leaves no stock exceptions. At most ${maxIdLength} characters.`,
+    description: `Narrows the report to the stock exceptions of one catalog item: every LOW_STOCK and EXPIRING_STOCK exception of that item is listed, whatever it drills down to (the item, or a box of it), in the order of the full report, and no stock exception of another item. Exceptions of the other kinds (delivery exceptions, receipt discrepancies, pending approvals) are about orders, not one item's stock, and are left out; read the report without the filter for them. An id that matches nothing gives an empty list. At most ${maxIdLength} characters.`,
     maxLength: maxIdLength,
   });
