@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventData } from '../../src/events/index.js';
+import { slonikRowReader } from '../../src/platform/projectionReader.js';
 import { createProjectionTestBed, event, otherTenant, rawEvent, testTenant, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
 import { boxesProjection } from './projection.js';
 import { getBox, getBoxBalance, listBalances } from './queries.js';
@@ -124,17 +125,17 @@ describe('boxes projection', () => {
     ]);
 
     const expected = { boxId: 'box-trf', catalogItemId: 'item-trf', warehouseId: 'w-trf-to', onHand: 12, reserved: 0, available: 12 };
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-trf-to' })).toEqual([expected]);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-trf-from' })).toEqual([]);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf' })).toEqual([expected]);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-trf-to' })).toEqual([expected]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, warehouseId: 'w-trf-to' })).toEqual([expected]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, warehouseId: 'w-trf-from' })).toEqual([]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, catalogItemId: 'item-trf' })).toEqual([expected]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-trf-to' })).toEqual([expected]);
     expect((await getBox(bed.pool, testTenant, 'box-trf'))?.warehouseId).toBe('w-trf-to');
   });
 
   it('given filters that match nothing, returns an empty list', async () => {
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-nowhere' })).toEqual([]);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-nothing' })).toEqual([]);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-central' })).toEqual([]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, warehouseId: 'w-nowhere' })).toEqual([]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, catalogItemId: 'item-nothing' })).toEqual([]);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, catalogItemId: 'item-trf', warehouseId: 'w-central' })).toEqual([]);
   });
 
   it('pages balances by box id in byte order, limit + 1 rows a page, with no repeats', async () => {
@@ -145,7 +146,7 @@ describe('boxes projection', () => {
     const pages: string[][] = [];
     let afterBoxId: string | undefined;
     for (;;) {
-      const rows = await listBalances(bed.pool, testTenant, { limit: 2, warehouseId: 'w-pages', ...(afterBoxId === undefined ? {} : { afterBoxId }) });
+      const rows = await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 2, warehouseId: 'w-pages', ...(afterBoxId === undefined ? {} : { afterBoxId }) });
       const page = rows.slice(0, 2).map((row) => row.boxId);
       pages.push(page);
       if (rows.length <= 2) break;
@@ -167,8 +168,8 @@ describe('boxes projection', () => {
     expect(await getBoxBalance(bed.pool, otherTenant, 'box-shared')).toMatchObject({ warehouseId: 'w-b', onHand: 9 });
     expect(await getBox(bed.pool, testTenant, 'box-only-b')).toBeUndefined();
     expect(await getBoxBalance(bed.pool, testTenant, 'box-only-b')).toBeUndefined();
-    expect((await listBalances(bed.pool, otherTenant, { limit: 50 })).map((b) => b.boxId)).toEqual(['box-only-b', 'box-shared']);
-    expect(await listBalances(bed.pool, testTenant, { limit: 50, warehouseId: 'w-b' })).toEqual([]);
+    expect((await listBalances(slonikRowReader(bed.pool), otherTenant, { limit: 50 })).map((b) => b.boxId)).toEqual(['box-only-b', 'box-shared']);
+    expect(await listBalances(slonikRowReader(bed.pool), testTenant, { limit: 50, warehouseId: 'w-b' })).toEqual([]);
   });
 
   it('dead-letters movements and status changes of unregistered boxes, a second registration and a broken event, and applies the rest', async () => {

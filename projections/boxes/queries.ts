@@ -1,9 +1,11 @@
 import type { CommonQueryMethods } from 'slonik';
+import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
+import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
 import { boxBalanceRow, boxRow, type Box, type BoxBalance } from './schema.js';
 
-export type BalancePage = {
+export type BalancePage = ReadGuard & {
   /** Keyset position: the last box id of the previous page (the API layer signs it into a cursor). */
   readonly afterBoxId?: string;
   readonly limit: number;
@@ -20,12 +22,12 @@ const balanceColumns = sql.fragment`
  * Box balances of the tenant by box id (byte order), after `afterBoxId`: up to `limit + 1` rows,
  * so that the caller knows whether another page exists.
  */
-export async function listBalances(db: CommonQueryMethods, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
+export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
   const none = sql.fragment``;
-  return db.any(sql.type(boxBalanceRow)`
+  return db.rows(sql.type(boxBalanceRow)`
     SELECT ${balanceColumns}
     FROM read_models.boxes
-    WHERE tenant_id = ${tenantId}
+    WHERE tenant_id = ${tenantId} ${guardCondition(page.guard)}
       ${page.afterBoxId === undefined ? none : sql.fragment`AND box_id > ${page.afterBoxId}`}
       ${page.catalogItemId === undefined ? none : sql.fragment`AND catalog_item_id = ${page.catalogItemId}`}
       ${page.warehouseId === undefined ? none : sql.fragment`AND warehouse_id = ${page.warehouseId}`}

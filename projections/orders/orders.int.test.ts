@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { orderState } from '../../src/console/orderState.js';
 import type { EventData, EventEnvelope } from '../../src/events/index.js';
+import { slonikRowReader } from '../../src/platform/projectionReader.js';
 import { sql } from '../../src/platform/sql.js';
 import { createProjectionTestBed, event, otherTenant, testTenant, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
 import { ordersProjection } from './projection.js';
@@ -124,7 +125,7 @@ describe('orders projection', () => {
     await bed.project(life.slice(0, 5));
     await bed.project(life.slice(5), { batchSize: 4 });
 
-    const order = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: false });
+    const order = await getOrder(slonikRowReader(bed.pool), testTenant, 'ord_life', { includeCost: false });
     expect(order).toEqual({
       orderId: 'ord_life',
       number: 41,
@@ -158,14 +159,14 @@ describe('orders projection', () => {
   it('counts only actual status changes in the version, also when the repeated status arrives in a later batch', async () => {
     const orderId = 'ord_stages';
     await bed.project([drafted(orderId, 42), event('OrderSubmitted', { orderId, submittedBy: 'mem_requester', approvalPlan: plan }), event('OrderApprovalRequested', { orderId, stage: 'manager' })]);
-    expect((await getOrder(bed.pool, testTenant, orderId, { includeCost: false }))?.version).toBe(3);
+    expect((await getOrder(slonikRowReader(bed.pool), testTenant, orderId, { includeCost: false }))?.version).toBe(3);
 
     await bed.project([event('OrderApprovalGranted', { orderId, stage: 'manager', approverId: 'mem_manager' })]);
     await bed.project([event('OrderApprovalRequested', { orderId, stage: 'finance' })]);
-    expect(await getOrder(bed.pool, testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'pending_approval', version: 3 });
+    expect(await getOrder(slonikRowReader(bed.pool), testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'pending_approval', version: 3 });
 
     await bed.project([event('OrderRejected', { orderId, stage: 'finance', approverId: 'mem_owner', reason: 'Over budget' })]);
-    expect(await getOrder(bed.pool, testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'rejected', version: 4 });
+    expect(await getOrder(slonikRowReader(bed.pool), testTenant, orderId, { includeCost: false })).toMatchObject({ status: 'rejected', version: 4 });
   });
 
   it('keeps the first time the order entered a status, from the event times only', async () => {
@@ -192,7 +193,7 @@ describe('orders projection', () => {
   });
 
   it('shows line cost and currency only with includeCost, and only on lines that have them', async () => {
-    const withCost = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: true });
+    const withCost = await getOrder(slonikRowReader(bed.pool), testTenant, 'ord_life', { includeCost: true });
     expect(withCost?.lines).toEqual([
       {
         lineId: 'lin_1',
@@ -208,7 +209,7 @@ describe('orders projection', () => {
       },
       { lineId: 'lin_2', catalogItemId: 'itm_gauze', sku: 'GAU-10X10', name: 'Sterile gauze 10 × 10 cm', requestedQty: 5, unitOfMeasure: 'box', category: 'cat_consumables', highValue: false },
     ]);
-    const withoutCost = await getOrder(bed.pool, testTenant, 'ord_life', { includeCost: false });
+    const withoutCost = await getOrder(slonikRowReader(bed.pool), testTenant, 'ord_life', { includeCost: false });
     for (const line of withoutCost?.lines ?? []) expect(Object.keys(line)).not.toContain('unitCost');
     for (const line of withoutCost?.lines ?? []) expect(Object.keys(line)).not.toContain('currency');
   });
@@ -216,7 +217,7 @@ describe('orders projection', () => {
   it('leaves optional fields absent, not null, on a draft', async () => {
     const tenantId = 'tenant-draft';
     await bed.project([drafted('ord_plain', 1, { tenantId })]);
-    expect(await getOrder(bed.pool, tenantId, 'ord_plain', { includeCost: true })).toEqual({
+    expect(await getOrder(slonikRowReader(bed.pool), tenantId, 'ord_plain', { includeCost: true })).toEqual({
       orderId: 'ord_plain',
       number: 1,
       type: 'general',
@@ -239,13 +240,13 @@ describe('orders projection', () => {
       event('OrderSubmitted', { orderId: 'ord_a', submittedBy: 'mem_requester', approvalPlan: { ...plan, requiresApproval: false, steps: [] } }, t),
       event('OrderCancelled', { orderId: 'ord_m', cancelledBy: 'mem_requester' }, t),
     ]);
-    expect(await listOrders(bed.pool, tenantId, { limit: 10 })).toEqual([
+    expect(await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 10 })).toEqual([
       { seq: 1n, item: { orderId: 'ord_z', number: 3, type: 'general', status: 'draft', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 1 } },
       { seq: 2n, item: { orderId: 'ord_a', number: 1, type: 'general', status: 'submitted', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 2 } },
       { seq: 3n, item: { orderId: 'ord_m', number: 2, type: 'general', status: 'cancelled', requesterId: 'mem_requester', clinicId: 'cli_centro', destinationWarehouseId: 'wh_express_centro', version: 2 } },
     ]);
-    expect((await listOrders(bed.pool, tenantId, { limit: 10, status: 'cancelled' })).map((r) => r.item.orderId)).toEqual(['ord_m']);
-    expect(await listOrders(bed.pool, tenantId, { limit: 10, status: 'closed' })).toEqual([]);
+    expect((await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 10, status: 'cancelled' })).map((r) => r.item.orderId)).toEqual(['ord_m']);
+    expect(await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 10, status: 'closed' })).toEqual([]);
   });
 
   it('pages by creation sequence: an order created between pages appears at the end and nothing repeats', async () => {
@@ -254,7 +255,7 @@ describe('orders projection', () => {
     const seen: string[] = [];
     let afterSeq: bigint | undefined;
     for (let page = 0; page < 10; page += 1) {
-      const rows = await listOrders(bed.pool, tenantId, { limit: 2, ...(afterSeq === undefined ? {} : { afterSeq }) });
+      const rows = await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 2, ...(afterSeq === undefined ? {} : { afterSeq }) });
       const items = rows.slice(0, 2);
       seen.push(...items.map((r) => r.item.orderId));
       if (page === 0) await bed.project([drafted('ord_0_new', 1, { tenantId })]);
@@ -267,10 +268,10 @@ describe('orders projection', () => {
   it('keeps tenants apart: the same order id in two tenants, and no reads across them', async () => {
     await bed.project([drafted('ord_shared', 7, { tenantId: otherTenant }), drafted('ord_shared', 8)]);
     await bed.project([event('OrderCancelled', { orderId: 'ord_shared', cancelledBy: 'mem_requester' }, { tenantId: otherTenant })]);
-    expect(await getOrder(bed.pool, testTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 8, status: 'draft', version: 1 });
-    expect(await getOrder(bed.pool, otherTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 7, status: 'cancelled', version: 2 });
-    expect(await getOrder(bed.pool, otherTenant, 'ord_life', { includeCost: false })).toBeUndefined();
-    expect((await listOrders(bed.pool, otherTenant, { limit: 50 })).map((r) => r.item.orderId)).toEqual(['ord_shared']);
+    expect(await getOrder(slonikRowReader(bed.pool), testTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 8, status: 'draft', version: 1 });
+    expect(await getOrder(slonikRowReader(bed.pool), otherTenant, 'ord_shared', { includeCost: false })).toMatchObject({ number: 7, status: 'cancelled', version: 2 });
+    expect(await getOrder(slonikRowReader(bed.pool), otherTenant, 'ord_life', { includeCost: false })).toBeUndefined();
+    expect((await listOrders(slonikRowReader(bed.pool), otherTenant, { limit: 50 })).map((r) => r.item.orderId)).toEqual(['ord_shared']);
   });
 
   it('dead-letters events about orders that were never drafted, and a second draft, and applies the rest of the batch', async () => {
@@ -291,7 +292,7 @@ describe('orders projection', () => {
     ]);
     expect(letters[0]?.error).toMatch(/never drafted/);
     expect(letters[2]?.error).toMatch(/drafted twice/);
-    expect((await listOrders(bed.pool, tenantId, { limit: 10 })).map((r) => [r.seq, r.item.orderId, r.item.number, r.item.status])).toEqual([
+    expect((await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 10 })).map((r) => [r.seq, r.item.orderId, r.item.number, r.item.status])).toEqual([
       [1n, 'ord_ok', 1, 'cancelled'],
       [2n, 'ord_ok_2', 3, 'draft'],
     ]);

@@ -1,10 +1,11 @@
-import type { CommonQueryMethods } from 'slonik';
 import type { OrderStatus } from '../../src/events/index.js';
+import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
+import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
 import { orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
 
-export type ListOrdersOptions = {
+export type ListOrdersOptions = ReadGuard & {
   /** Creation sequence of the last order of the previous page. */
   readonly afterSeq?: bigint;
   readonly limit: number;
@@ -15,13 +16,13 @@ export type ListOrdersOptions = {
  * Orders of the tenant, oldest first by creation, after `afterSeq`: up to `limit + 1` rows, so
  * that the caller knows whether another page exists. Orders created later always sort last.
  */
-export async function listOrders(db: CommonQueryMethods, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
+export async function listOrders(db: RowReader, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
   const { afterSeq = 0n, limit, status } = options;
-  const rows = await db.any(sql.type(orderListRow)`
+  const rows = await db.rows(sql.type(orderListRow)`
     SELECT creation_seq AS seq, order_id AS "orderId", number, type, status, requester_id AS "requesterId",
       clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version
     FROM read_models.orders
-    WHERE tenant_id = ${tenantId}
+    WHERE tenant_id = ${tenantId} ${guardCondition(options.guard)}
       ${status === undefined ? sql.fragment`` : sql.fragment`AND status = ${status}`}
       AND creation_seq > ${afterSeq}
     ORDER BY creation_seq
@@ -35,13 +36,14 @@ export async function listOrders(db: CommonQueryMethods, tenantId: string, optio
  * `includeCost`. Undefined when the tenant has no such order.
  */
 export async function getOrder(
-  db: CommonQueryMethods,
+  db: RowReader,
   tenantId: string,
   orderId: string,
-  options: { readonly includeCost: boolean },
+  options: ReadGuard & { readonly includeCost: boolean },
 ): Promise<OrderResponse | undefined> {
   const cost = options.includeCost ? sql.fragment`, 'unitCost', l.unit_cost, 'currency', l.currency` : sql.fragment``;
-  const order = await db.maybeOne(sql.type(withoutNullColumns(orderResponse))`
+  const [order] = await db.rows(
+    sql.type(withoutNullColumns(orderResponse))`
     SELECT o.order_id AS "orderId", o.number, o.type, o.status, o.requester_id AS "requesterId", o.clinic_id AS "clinicId",
       o.destination_warehouse_id AS "destinationWarehouseId", o.preferred_source_warehouse_id AS "preferredSourceWarehouseId",
       o.justification,
@@ -59,7 +61,9 @@ export async function getOrder(
       ), '[]'::jsonb) AS lines,
       o.approval_plan AS "approvalPlan", o.version
     FROM read_models.orders AS o
-    WHERE o.tenant_id = ${tenantId} AND o.order_id = ${orderId}
-  `);
-  return order ?? undefined;
+    WHERE o.tenant_id = ${tenantId} AND o.order_id = ${orderId} ${guardCondition(options.guard)}
+  `,
+    { nullMeansAbsent: true },
+  );
+  return order;
 }

@@ -3,6 +3,8 @@ import type { Clock } from '../platform/clock.js';
 import express, { type Express, type Router } from 'express';
 import type { ExportService } from '../exports/exportService.js';
 import type { DatabasePool } from 'slonik';
+import type { PrincipalCache } from '../keys/principalCache.js';
+import type { RowReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { accessLog } from './accessLog.js';
 import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
@@ -18,6 +20,8 @@ import { v1Router } from './v1/v1Router.js';
 /** What /v1 needs; absent on roles that serve only health and metrics. */
 export type ApiDependencies = {
   readonly db: DatabasePool;
+  readonly reads: RowReader;
+  readonly principals: PrincipalCache;
   readonly budget: RequestBudget;
   readonly budgetWindowSeconds: number;
   readonly cursors: CursorCodec;

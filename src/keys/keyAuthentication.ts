@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { keyHolderAccessJoin } from '../../projections/tenants/queries.js';
 import { memberStatus, tenantStatus } from '../../projections/tenants/schema.js';
@@ -48,6 +48,27 @@ export async function authenticateKey(db: CommonQueryMethods, presented: string)
   if (key.tenantStatus !== 'active' || key.memberStatus !== 'active') return undefined;
   if (key.lastDeactivatedAt !== null && Date.parse(key.lastDeactivatedAt) >= Date.parse(key.createdAt)) return undefined;
   return { tenantId: key.tenantId, prefix: key.prefix, memberId: key.memberId, scopes: key.scopes };
+}
+
+/**
+ * A condition for the WHERE clause of a read statement made for `principal`: true while its key is
+ * active, its member active and not deactivated since the key was created, and its tenant active;
+ * otherwise the statement fails with SQLSTATE `accessRefusedCode` before it reads a row. The read
+ * and the key check thus travel in one statement, evaluated in that statement's snapshot:
+ * revocation and suspension act on the very next request even when the principal came from a cache.
+ * Uncorrelated and STABLE, so Postgres evaluates it once, as a one-time filter ahead of the scan.
+ */
+export function keyAccessGuard(principal: Principal): FragmentSqlToken {
+  const { tenantId, prefix, memberId } = principal;
+  return sql.fragment`(SELECT CASE WHEN EXISTS (
+      SELECT FROM api_keys AS k
+      JOIN read_models.tenants AS t ON t.tenant_id = k.tenant_id
+      JOIN read_models.members AS m ON m.tenant_id = k.tenant_id AND m.member_id = k.member_id
+      WHERE k.tenant_id = ${tenantId} AND k.prefix = ${prefix} AND k.member_id = ${memberId} AND k.status = 'active'
+        AND t.tenant_id = ${tenantId} AND t.status = 'active'
+        AND m.tenant_id = ${tenantId} AND m.member_id = ${memberId} AND m.status = 'active'
+        AND (m.last_deactivated_at IS NULL OR m.last_deactivated_at < k.created_at)
+    ) THEN true ELSE access_refused() END)`;
 }
 
 function sameHash(storedHex: string, presentedHex: string): boolean {

@@ -5,7 +5,9 @@ import { createCursorCodec } from '../api/pagination/cursorCodec.js';
 import { createRequestBudget } from '../api/rateLimit/requestBudget.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
+import { createPrincipalCache } from '../keys/principalCache.js';
 import { createDatabasePool, type Database } from '../platform/db.js';
+import { createProjectionReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
 import type { ExportsRuntime } from './exportsComposition.js';
@@ -21,12 +23,26 @@ export async function composeApi(
   config: Config,
   logger: Logger,
   database: Pick<Database, 'connectionUri' | 'kind'>,
-  options: { serverUrl: string; clock?: Clock; exports: ExportsRuntime },
+  options: {
+    serverUrl: string;
+    clock?: Clock;
+    exports: ExportsRuntime;
+    /** Checks every row of the hot reads against its zod schema (tests); off by default, see ProjectionReader. */
+    validateProjectionRows?: boolean;
+  },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
   const exportService = options.exports.service;
   if (exportService === undefined) throw new Error('the api role needs the export queue');
-  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 4 : 10, database.kind, { resetOnRelease: false });
+  // Requests of the hot operations take one connection of the reader; the others one of this pool.
+  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 2 : 5, database.kind, { resetOnRelease: false });
+  const reads = createProjectionReader(database.connectionUri, {
+    kind: database.kind,
+    maximumPoolSize: database.kind === 'pglite' ? 2 : 10,
+    logger,
+    validateRows: options.validateProjectionRows ?? false,
+  });
   const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
+    await reads.close();
     await pool.end();
     throw error;
   });
@@ -39,6 +55,8 @@ export async function composeApi(
   logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
   return {
     db: pool,
+    reads,
+    principals: createPrincipalCache(),
     budget,
     budgetWindowSeconds,
     cursors: createCursorCodec(secret),
@@ -50,6 +68,7 @@ export async function composeApi(
     openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
     close: async () => {
       await budget.close();
+      await reads.close();
       await pool.end();
     },
   };

@@ -87,7 +87,7 @@ export async function createDatabasePool(
 }
 
 /** Every session runs in UTC, whatever the server's default zone. */
-function withUtcSession(connectionUri: string): string {
+export function withUtcSession(connectionUri: string): string {
   const url = new URL(connectionUri);
   if (!url.searchParams.has('options')) {
     url.searchParams.set('options', '-c TimeZone=UTC');

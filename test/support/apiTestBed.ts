@@ -164,7 +164,7 @@ export async function createApiTestBed(
       schedule: false,
       ...(options.wrapExportStore === undefined ? {} : { wrapStore: options.wrapExportStore }),
     });
-    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: baseUrl, clock, exports });
+    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: baseUrl, clock, exports, validateProjectionRows: true });
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
     server = await listen(app, { port, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const running = { projector, server, api, exports };

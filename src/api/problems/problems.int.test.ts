@@ -11,6 +11,8 @@ import { sql } from '../../platform/sql.js';
 import { createApp } from '../createApp.js';
 import { createCursorCodec } from '../pagination/cursorCodec.js';
 import { createRequestBudget } from '../rateLimit/requestBudget.js';
+import { createPrincipalCache } from '../../keys/principalCache.js';
+import { slonikRowReader } from '../../platform/projectionReader.js';
 import { defineOperation } from '../v1/operation.js';
 import { meOperation } from '../v1/me.js';
 import { buildOpenApiDocument } from '../openapi/openApiDocument.js';
@@ -189,6 +191,8 @@ describe('unexpected failures', () => {
       errorTypeBase: testErrorTypeBase,
       api: {
         db: bed.database.pool,
+        reads: slonikRowReader(bed.database.pool),
+        principals: createPrincipalCache(),
         budget,
         budgetWindowSeconds: 60,
         cursors: createCursorCodec('x'.repeat(32)),

@@ -19,6 +19,8 @@ export type RequestBudget = {
   /** 'redis' or 'memory' — which store backs it (redis even while temporarily on the insurance limiter). */
   readonly store: 'redis' | 'memory';
   consume(budgetKey: string): Promise<BudgetDecision>;
+  /** Gives back one unit consumed for a request that was then refused (401). */
+  refund(budgetKey: string): Promise<void>;
   /** Quits the ioredis client if any. */
   close(): Promise<void>;
 };
@@ -56,6 +58,7 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
     return {
       store: 'memory',
       consume: (budgetKey) => consumeOne(limiter, budgetKey, pointsPerWindow),
+      refund: (budgetKey) => refundOne(limiter, budgetKey),
       close: async () => {},
     };
   }
@@ -76,6 +79,7 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
       await connection.firstAttempt;
       return consumeOne(limiter, budgetKey, pointsPerWindow);
     },
+    refund: (budgetKey) => refundOne(limiter, budgetKey),
     close: () => connection.close(),
   };
 }
@@ -107,6 +111,12 @@ async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit
     }
     throw rejection;
   }
+}
+
+async function refundOne(limiter: RateLimiterAbstract, budgetKey: string): Promise<void> {
+  // A unit that cannot be given back while the store is unreachable is lost: the request is refused
+  // either way, and the window ends within a minute.
+  await limiter.reward(budgetKey, 1).catch(() => undefined);
 }
 
 function toDecision(allowed: boolean, res: RateLimiterRes, limit: number): BudgetDecision {

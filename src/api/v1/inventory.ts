@@ -6,7 +6,7 @@ import { z } from '../../platform/zodOpenApi.js';
 import { keysetPage, terminalPage } from '../pagination/page.js';
 import { defineOperation, type OperationContext } from './operation.js';
 import { couldExist, cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
-import { foundOr404 } from './reads.js';
+import { confirmAccess, foundOr404 } from './reads.js';
 
 const boxBalanceResponse = boxBalanceRow.strict().openapi('BoxBalance', {
   description: 'Quantities of one box in the unit of its item: `available` = `onHand` - `reserved`.',
@@ -41,6 +41,7 @@ export const listBalancesOperation = defineOperation({
   response: listEnvelope(boxBalanceResponse, maxPageSize),
   responseName: 'BoxBalanceList',
   problems: ['common.invalid_request'],
+  guardedReads: true,
   handle: async (context, { query }) => {
     const limit = query.limit ?? defaultPageSize;
     const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
@@ -48,9 +49,10 @@ export const listBalancesOperation = defineOperation({
     const tooLong = (id: string | undefined) => id !== undefined && !couldExist(id);
     const rows =
       tooLong(query.catalogItemId) || tooLong(query.warehouseId)
-        ? []
-        : await listBalances(context.db, context.principal.tenantId, {
+        ? await confirmAccess(context).then(() => [])
+        : await listBalances(context.reads, context.principal.tenantId, {
             limit,
+            guard: context.readGuard,
             ...(afterBoxId === undefined ? {} : { afterBoxId }),
             ...(query.catalogItemId === undefined ? {} : { catalogItemId: query.catalogItemId }),
             ...(query.warehouseId === undefined ? {} : { warehouseId: query.warehouseId }),

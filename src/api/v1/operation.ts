@@ -1,6 +1,7 @@
 import type { AnalyticsCaps } from '../../analytics/results.js';
 import type { Clock } from '../../platform/clock.js';
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
+import type { RowReader } from '../../platform/projectionReader.js';
 import type { z } from 'zod';
 import type { Principal } from '../../keys/keyAuthentication.js';
 import type { Scope } from '../../keys/scopes.js';
@@ -12,8 +13,19 @@ import type { ProblemCode } from '../problems/problemCatalogue.js';
 /** What a handler may use: the caller, the read models, and the page cursor codec. */
 export type OperationContext = {
   readonly principal: Principal;
-  /** The request's one database connection (the key was checked on it too). */
+  /**
+   * The request's database connection, on which the key was checked; operations declared
+   * `guardedReads` do not use it (their reads go through `reads` with `readGuard`).
+   */
   readonly db: CommonQueryMethods;
+  /** Reads of the projections: rows of a statement built with the `sql` tag. */
+  readonly reads: RowReader;
+  /**
+   * For operations declared `guardedReads`: the condition every read statement carries (see
+   * `ReadGuard`), so that the check that the caller may still read travels with the read, in the
+   * same statement. Undefined when the caller was checked on `db` before the handler ran.
+   */
+  readonly readGuard: FragmentSqlToken | undefined;
   readonly language: Language;
   readonly cursors: CursorCodec;
   readonly operationId: string;
@@ -39,6 +51,12 @@ export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObj
   readonly tag: string;
   readonly summary: string;
   readonly description: string;
+  /**
+   * The handler reads only through `context.reads`, in one statement carrying `context.readGuard`:
+   * the router then takes the caller's principal from its cache and checks nothing itself before
+   * the handler (one round trip a request).
+   */
+  readonly guardedReads?: true;
   /** The scope the key must hold; null for `GET /v1/me` (any valid key). */
   readonly scope: Scope | null;
   readonly params?: Params;

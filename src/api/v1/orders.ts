@@ -35,9 +35,14 @@ export const listOrdersOperation = defineOperation({
   response: listEnvelope(orderListItem.openapi('OrderListItem'), maxPageSize),
   responseName: 'OrderList',
   problems: ['common.invalid_request'],
+  guardedReads: true,
   handle: async (context, { query }) =>
     creationOrderedPage(context, query, (page) =>
-      listOrders(context.db, context.principal.tenantId, { ...page, ...(query.status === undefined ? {} : { status: query.status }) }),
+      listOrders(context.reads, context.principal.tenantId, {
+        ...page,
+        ...(query.status === undefined ? {} : { status: query.status }),
+        guard: context.readGuard,
+      }),
     ),
 });
 
@@ -53,8 +58,12 @@ export const getOrderOperation = defineOperation({
   response: orderSchema,
   responseName: 'Order',
   problems: ['orders.not_found'],
+  guardedReads: true,
   handle: async (context, { params }) =>
     foundOr404(params.orderId, 'orders.not_found', (orderId) =>
-      getOrder(context.db, context.principal.tenantId, orderId, { includeCost: context.principal.scopes.includes('catalog.cost:read') }),
+      getOrder(context.reads, context.principal.tenantId, orderId, {
+        includeCost: context.principal.scopes.includes('catalog.cost:read'),
+        guard: context.readGuard,
+      }),
     ),
 });

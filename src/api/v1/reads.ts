@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { sql } from '../../platform/sql.js';
 import { keysetPage, type ListPage } from '../pagination/page.js';
 import { ApiError } from '../problems/apiError.js';
 import type { ProblemCode } from '../problems/problemCatalogue.js';
@@ -25,4 +27,15 @@ export async function creationOrderedPage<Item>(
   const afterSeq = query.cursor === undefined ? undefined : creationPosition.decode(context.cursors.decode(scope, query.cursor));
   const rows = await list({ limit, ...(afterSeq === undefined ? {} : { afterSeq }) });
   return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf: (row) => row.item });
+}
+
+const allowedRow = z.object({ allowed: z.boolean() });
+
+/**
+ * For an operation with guarded reads that answers without reading (its filter cannot match
+ * anything): the check its read statement would have carried, alone.
+ */
+export async function confirmAccess(context: OperationContext): Promise<void> {
+  if (context.readGuard === undefined) return;
+  await context.reads.rows(sql.type(allowedRow)`SELECT ${context.readGuard} AS allowed`);
 }

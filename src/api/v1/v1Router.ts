@@ -3,19 +3,25 @@ import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { z } from 'zod';
-import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
-import { isWellFormedKey } from '../../keys/keyFormat.js';
+import { authenticateKey, keyAccessGuard, type Principal } from '../../keys/keyAuthentication.js';
+import { hashKey, isWellFormedKey } from '../../keys/keyFormat.js';
+import type { PrincipalCache } from '../../keys/principalCache.js';
 import { issuableScopes } from '../../keys/scopes.js';
+import { isAccessRefused, slonikRowReader, type RowReader } from '../../platform/projectionReader.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
 import { ApiError, invalidRequest } from '../problems/apiError.js';
 import type { InvalidRequestCause } from '../problems/problemCatalogue.js';
 import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js';
 import { stateOf } from '../requestState.js';
+import { sendJson } from '../sendJson.js';
 import type { ExportService } from '../../exports/exportService.js';
-import type { Operation } from './operation.js';
+import type { Operation, OperationContext } from './operation.js';
 
 export type V1Dependencies = {
   readonly db: DatabasePool;
+  /** The reads of operations declared `guardedReads` (named prepared statements on a pool of their own). */
+  readonly reads: RowReader;
+  readonly principals: PrincipalCache;
   readonly budget: RequestBudget;
   readonly budgetWindowSeconds: number;
   readonly cursors: CursorCodec;
@@ -32,6 +38,11 @@ export const maxBodyBytes = 16 * 1024;
  * The /v1 router. For each operation, in this order: key (401), scope (403), the safety check
  * behind it (403 `common.forbidden`), the request budget (429), then the parameters (400) and the
  * handler. Every answer is `Cache-Control: no-store`.
+ *
+ * Operations declared `guardedReads` take one statement a request: the key's principal comes from
+ * the process's cache (filled by a full key check on a key's first request) and the handler's read
+ * statement checks that the key may still read (see `serveGuardedOperation`). The others check the
+ * key on the request's connection first, then run the handler on it.
  */
 export function v1Router(deps: V1Dependencies): Router {
   // Strict: `/v1/orders/` is not `/v1/orders` (an empty id is no id).
@@ -49,6 +60,7 @@ export function v1Router(deps: V1Dependencies): Router {
     router[operation.method](path, (request: Request, response: Response) => {
       // A key that fails its format or checksum is refused before a connection is even taken.
       const presented = wellFormedKeyOf(request.headers.authorization);
+      if (operation.guardedReads === true) return serveGuardedOperation(deps, operation, presented, request, response);
       return deps.db.connect((db) => serveOperation(deps, operation, db, presented, request, response));
     });
   }
@@ -73,14 +85,68 @@ async function serveOperation(
   request: Request,
   response: Response,
 ): Promise<void> {
-  const state = stateOf(response);
   const principal = await authenticateKey(db, presentedKey);
   if (principal === undefined) throw new ApiError('api_keys.invalid');
-  state.principal = principal;
+  stateOf(response).principal = principal;
+  checkScopes(operation, principal);
+  response.set(await spendBudget(deps, principal));
+  await runHandler(deps, operation, { principal, db, reads: slonikRowReader(db), readGuard: undefined }, request, response);
+}
+
+/**
+ * An operation declared `guardedReads`, in one statement: the principal of a key seen before comes
+ * from the cache, and the handler's statement carries `keyAccessGuard`, so a key revoked (or whose
+ * member or tenant was suspended) since is refused by that very statement: 401, and the budget
+ * unit it took is given back. An answer decided before that statement ran (403, 429, 400, or a 404
+ * without a lookup) is given only after the key has been checked again, so that 401 still comes
+ * first and a refused key spends no budget.
+ */
+async function serveGuardedOperation(deps: V1Dependencies, operation: Operation, presentedKey: string, request: Request, response: Response): Promise<void> {
+  const keyHash = hashKey(presentedKey);
+  let principal = deps.principals.get(keyHash);
+  const cached = principal !== undefined;
+  if (principal === undefined) {
+    principal = await authenticateKey(deps.db, presentedKey);
+    if (principal === undefined) throw new ApiError('api_keys.invalid');
+    deps.principals.set(keyHash, principal);
+  }
+  stateOf(response).principal = principal;
+  let spent: Record<string, string> | undefined;
+  const refuse = async (): Promise<never> => {
+    deps.principals.delete(keyHash);
+    if (spent !== undefined) {
+      await deps.budget.refund(principal.prefix);
+      for (const name of Object.keys(spent)) response.removeHeader(name);
+    }
+    stateOf(response).principal = undefined;
+    throw new ApiError('api_keys.invalid');
+  };
+  try {
+    checkScopes(operation, principal);
+    spent = await spendBudget(deps, principal);
+    response.set(spent);
+    await runHandler(deps, operation, { principal, db: deps.db, reads: deps.reads, readGuard: keyAccessGuard(principal) }, request, response);
+  } catch (error) {
+    if (isAccessRefused(error)) return refuse();
+    if (cached && error instanceof ApiError && (await authenticateKey(deps.db, presentedKey)) === undefined) return refuse();
+    throw error;
+  }
+}
+
+function checkScopes(operation: Operation, principal: Principal): void {
   if (operation.scope !== null && !principal.scopes.includes(operation.scope)) throw new ApiError('api_keys.scope_missing');
   // Safety behind the scope check: a stored key holding a scope no key may hold reads nothing.
   if (principal.scopes.some((scope) => !(issuableScopes as readonly string[]).includes(scope))) throw new ApiError('common.forbidden');
-  await spendBudget(deps, principal, response);
+}
+
+async function runHandler(
+  deps: V1Dependencies,
+  operation: Operation,
+  caller: Pick<OperationContext, 'principal' | 'db' | 'reads' | 'readGuard'>,
+  request: Request,
+  response: Response,
+): Promise<void> {
+  const state = stateOf(response);
   const input = {
     query: parseQuery(operation.query, request.query),
     params: parseParameters(operation.params, request.params),
@@ -88,8 +154,7 @@ async function serveOperation(
   };
   const body = await operation.handle(
     {
-      principal,
-      db,
+      ...caller,
       language: state.language,
       cursors: deps.cursors,
       operationId: operation.operationId,
@@ -101,7 +166,7 @@ async function serveOperation(
     input,
   );
   if (operation.location !== undefined) response.set('Location', operation.location(body));
-  response.status(operation.method === 'post' ? 202 : 200).json(body);
+  sendJson(response, operation.method === 'post' ? 202 : 200, body);
 }
 
 /** `/v1/orders/{orderId}` → `/orders/:orderId` (relative to the /v1 mount). */
@@ -116,11 +181,12 @@ function wellFormedKeyOf(header: string | undefined): string {
   return presented;
 }
 
-async function spendBudget(deps: V1Dependencies, principal: Principal, response: Response): Promise<void> {
+/** One unit of the key's budget, or 429; the headers announcing what is left. */
+async function spendBudget(deps: V1Dependencies, principal: Principal): Promise<Record<string, string>> {
   const decision = await deps.budget.consume(principal.prefix);
   const headers = budgetHeaders(decision, deps.budgetWindowSeconds);
   if (!decision.allowed) throw new ApiError('common.too_many_requests', { headers });
-  response.set(headers);
+  return headers;
 }
 
 const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = {

@@ -1,0 +1,120 @@
+import pg from 'pg';
+import type { CommonQueryMethods, QuerySqlToken } from 'slonik';
+import type { z } from 'zod';
+import { typeParsers, withUtcSession, type DatabaseKind } from './db.js';
+import type { Logger } from './logger.js';
+
+/** Reads rows of a statement built with the `sql` tag. */
+export type RowReader = {
+  /**
+   * Every row of `query`. With `nullMeansAbsent`, NULL columns are left out of the row (an
+   * optional field is absent, never null), as `withoutNullColumns` does for a checked row.
+   */
+  rows<Schema extends z.ZodTypeAny>(query: QuerySqlToken<Schema>, options?: { readonly nullMeansAbsent?: boolean }): Promise<readonly z.infer<Schema>[]>;
+};
+
+/** The reads of slonik connection: every row checked against its zod schema (as everywhere else). */
+export function slonikRowReader(db: CommonQueryMethods): RowReader {
+  return { rows: (query) => db.any(query) };
+}
+
+/**
+ * SQLSTATE raised by `access_refused()` (migration 0007) from inside a read statement whose caller
+ * may no longer read. A code of our own, so that no error of Postgres itself is taken for it.
+ */
+export const accessRefusedCode = 'SA401';
+
+/** Whether a failed statement was refused because its caller may no longer read. */
+export function isAccessRefused(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && (error as { code: unknown }).code === accessRefusedCode;
+}
+
+export type ProjectionReader = RowReader & { close(): Promise<void> };
+
+export type ProjectionReaderOptions = {
+  readonly kind: DatabaseKind;
+  readonly maximumPoolSize: number;
+  readonly logger: Logger;
+  /**
+   * Checks every row against the statement's zod schema (tests). Off in production: the rows are
+   * those of our own projections, whose columns the database already constrains, and a zod parse
+   * per row cost more than the statement on the hot path.
+   */
+  readonly validateRows: boolean;
+};
+
+/** Distinct statement texts given a name of their own; any further ones run unnamed. */
+const maxNamedStatements = 500;
+
+/**
+ * The hot reads of /v1: statements built with the `sql` tag, run on a `pg` pool of their own as
+ * named prepared statements (parsed and planned once per connection, not on every request), with
+ * the type parsers of the slonik pools. PGlite is one session shared by every socket connection,
+ * so there the statements stay unnamed (their names would collide across connections).
+ */
+export function createProjectionReader(connectionUri: string, options: ProjectionReaderOptions): ProjectionReader {
+  const { kind, logger, validateRows } = options;
+  const pool = new pg.Pool({
+    connectionString: withUtcSession(connectionUri),
+    max: options.maximumPoolSize,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 10_000,
+    types: { getTypeParser: getTypeParser as typeof pg.types.getTypeParser },
+  });
+  // An idle connection that breaks is dropped by the pool; without a listener the error would end the process.
+  pool.on('error', (error) => logger.warn({ err: error }, 'projection reader: idle connection failed'));
+
+  const statements = new Map<string, { readonly text: string; readonly name?: string }>();
+  const statementOf = (slonikText: string): { readonly text: string; readonly name?: string } => {
+    const known = statements.get(slonikText);
+    if (known !== undefined) return known;
+    // slonik writes its placeholders as $slonik_N and rewrites them to $N before it runs a statement.
+    const text = slonikText.replaceAll('$slonik_', '$');
+    const named = kind === 'postgres' && statements.size < maxNamedStatements;
+    const statement = named ? { text, name: `projection_read_${statements.size + 1}` } : { text };
+    statements.set(slonikText, statement);
+    return statement;
+  };
+
+  return {
+    rows: async (query, rowOptions = {}) => {
+      const result = await pool.query({ ...statementOf(query.sql), values: [...query.values] });
+      const rows: Record<string, unknown>[] = result.rows;
+      if (rowOptions.nullMeansAbsent === true) for (const row of rows) dropNullColumns(row);
+      if (!validateRows) return rows;
+      return rows.map((row) => query.parser.parse(row) as unknown);
+    },
+    close: () => pool.end(),
+  };
+}
+
+function dropNullColumns(row: Record<string, unknown>): void {
+  for (const key of Object.keys(row)) if (row[key] === null) delete row[key];
+}
+
+/** OIDs of the built-in types the slonik pools parse themselves (src/platform/db.ts), and of their arrays. */
+const builtinOids: Readonly<Record<string, readonly [scalar: number, array: number]>> = {
+  int8: [20, 1016],
+  numeric: [1700, 1231],
+  timestamptz: [1184, 1185],
+  timestamp: [1114, 1115],
+  date: [1082, 1182],
+};
+
+/** text[]: its parser splits any array literal into its elements' texts. */
+const textArrayOid: number = 1009;
+const parseArray = pg.types.getTypeParser(textArrayOid) as (value: string) => (string | null)[];
+
+const parsersByOid = new Map<number, (value: string) => unknown>();
+for (const { name, parse } of typeParsers) {
+  const oids = builtinOids[name];
+  if (oids === undefined) throw new Error(`projection reader: no OID known for type ${name}`);
+  const [scalar, array] = oids;
+  parsersByOid.set(scalar, parse);
+  parsersByOid.set(array, (value) => parseArray(value).map((element) => (element === null ? null : parse(element))));
+}
+
+function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as (value: string) => unknown;
+  return parsersByOid.get(oid) ?? (pg.types.getTypeParser(oid) as (value: string) => unknown);
+}
