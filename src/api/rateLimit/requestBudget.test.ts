@@ -24,6 +24,16 @@ describe('the request budget in memory', () => {
     await budget.close();
   });
 
+  test('a unit given back (a request refused after it consumed one) is spent again by the next request', async () => {
+    const budget = memoryBudget(2);
+    await consumeTimes(budget, 'key-r', 2);
+    await budget.refund('key-r');
+    const [again, beyond] = await consumeTimes(budget, 'key-r', 2);
+    expect(again).toMatchObject({ allowed: true, remaining: 0 });
+    expect(beyond).toMatchObject({ allowed: false });
+    await budget.close();
+  });
+
   test('allows N requests counting down, then refuses the N+1-th with a Retry-After', async () => {
     const budget = memoryBudget(5);
     const decisions = await consumeTimes(budget, 'key-a', 6);
