@@ -122,6 +122,16 @@ export async function createDeferredIndexes(db: CommonQueryMethods, projection: 
   }
 }
 
+/**
+ * Statistics for a generation's tables, so that the planner's first plans after the switch are
+ * made on its data (without them, a page of orders bitmap-scans and sorts the tenant's whole table).
+ */
+export async function analyzeGeneration(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
+  for (const definition of projection.tables) {
+    await db.query(sql.typeAlias('void')`ANALYZE ${sql.identifier([schemaName, definition.name])}`);
+  }
+}
+
 /** Points the projection's views in read_models at a generation's tables. */
 export async function pointViews(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
   for (const definition of projection.tables) {

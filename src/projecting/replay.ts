@@ -5,6 +5,7 @@ import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import {
+  analyzeGeneration,
   createDeferredIndexes,
   createGeneration,
   dropGenerationSchema,
@@ -106,6 +107,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         for (const target of targets) {
           options.signal?.throwIfAborted();
           await pool.transaction((tx) => createDeferredIndexes(tx, target.projection, target.generation.schemaName));
+          await analyzeGeneration(pool, target.projection, target.generation.schemaName);
         }
 
         // While the switch transaction holds the locks it reads the log itself when the log is in
