@@ -19,8 +19,8 @@ export function requestState(request: Request, response: Response, next: NextFun
   const requestId = typeof incoming === 'string' && uuidPattern.test(incoming) ? incoming : randomUUID();
   const state: RequestState = { requestId, language: negotiateLanguage(request) };
   response.locals.state = state;
-  response.set('x-request-id', requestId);
-  response.set('X-Content-Type-Options', 'nosniff');
+  response.setHeader('x-request-id', requestId);
+  response.setHeader('X-Content-Type-Options', 'nosniff');
   next();
 }
 

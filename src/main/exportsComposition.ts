@@ -4,7 +4,6 @@ import { Histogram, type Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../config/config.js';
 import type { BlobStore } from '../exports/blobStore.js';
-import { createBullmqExportQueue, startBullmqExportWorker } from '../exports/bullmqExportQueue.js';
 import { downloadRoute } from '../exports/downloadRoute.js';
 import { runExportMaintenance, scheduleExportMaintenance, type ExportMaintenanceDependencies } from '../exports/exportMaintenance.js';
 import { createExportProcessor } from '../exports/exportProcessor.js';
@@ -12,7 +11,6 @@ import type { ExportQueue } from '../exports/exportQueue.js';
 import type { ExportService } from '../exports/exportService.js';
 import { createInProcessExportQueue } from '../exports/inProcessExportQueue.js';
 import { createLocalBlobStore } from '../exports/localBlobStore.js';
-import { createS3BlobStore } from '../exports/s3BlobStore.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
@@ -61,6 +59,9 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
     const processor = createExportProcessor({ pool, store: buildStore, clock: options.clock, caps: config.analyticsCaps, logger: log, ...(observe ? { observe } : {}) });
     let queue: ExportQueue | undefined;
     if (config.redisUrl !== undefined && (options.api || options.worker)) {
+      // BullMQ and the AWS SDK are loaded only when configured: together they hold megabytes of
+      // code and source text that a process without Redis or S3 would carry for nothing.
+      const { createBullmqExportQueue, startBullmqExportWorker } = await import('../exports/bullmqExportQueue.js');
       const producer = createBullmqExportQueue({ redisUrl: config.redisUrl, queueName: config.exportQueueName, logger: log });
       closers.push(() => producer.close());
       queue = producer;
@@ -112,6 +113,7 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
 
 async function openStore(config: Config, pool: DatabasePool, serverUrl: string | (() => string)) {
   if (config.s3 !== undefined) {
+    const { createS3BlobStore } = await import('../exports/s3BlobStore.js');
     const store = createS3BlobStore({ bucket: config.s3.bucket, endpoint: config.s3.endpoint, region: config.s3.region, forcePathStyle: config.s3.forcePathStyle });
     try {
       await store.checkBucket();

@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { z } from 'zod';
-import { authenticateKey, keyAccessGuard, type Principal } from '../../keys/keyAuthentication.js';
+import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
 import { hashKey, isWellFormedKey } from '../../keys/keyFormat.js';
 import type { PrincipalCache } from '../../keys/principalCache.js';
 import { issuableScopes } from '../../keys/scopes.js';
@@ -103,13 +103,14 @@ async function serveOperation(
  */
 async function serveGuardedOperation(deps: V1Dependencies, operation: Operation, presentedKey: string, request: Request, response: Response): Promise<void> {
   const keyHash = hashKey(presentedKey);
-  let principal = deps.principals.get(keyHash);
-  const cached = principal !== undefined;
-  if (principal === undefined) {
-    principal = await authenticateKey(deps.db, presentedKey);
-    if (principal === undefined) throw new ApiError('api_keys.invalid');
-    deps.principals.set(keyHash, principal);
+  let entry = deps.principals.get(keyHash);
+  const cached = entry !== undefined;
+  if (entry === undefined) {
+    const checked = await authenticateKey(deps.db, presentedKey);
+    if (checked === undefined) throw new ApiError('api_keys.invalid');
+    entry = deps.principals.set(keyHash, checked);
   }
+  const { principal, readGuard } = entry;
   stateOf(response).principal = principal;
   let spent: Record<string, string> | undefined;
   const refuse = async (): Promise<never> => {
@@ -125,7 +126,7 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
     checkScopes(operation, principal);
     spent = await spendBudget(deps, principal);
     response.set(spent);
-    await runHandler(deps, operation, { principal, db: deps.db, reads: deps.reads, readGuard: keyAccessGuard(principal) }, request, response);
+    await runHandler(deps, operation, { principal, db: deps.db, reads: deps.reads, readGuard }, request, response);
   } catch (error) {
     if (isAccessRefused(error)) return refuse();
     if (cached && error instanceof ApiError && (await authenticateKey(deps.db, presentedKey)) === undefined) return refuse();
