@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
+import { createProjectionReader, isAccessRefused, type ProjectionReader } from './projectionReader.js';
+import { sql } from './sql.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createPostgresTestDatabase();
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+const row = z.object({ n: z.bigint(), label: z.string(), at: z.string(), note: z.string().optional() }).strict();
+const rowsOf = (reader: ProjectionReader, guard = sql.fragment`TRUE`) =>
+  reader.rows(
+    sql.type(row)`
+      SELECT n, 'row ' || n AS label, timestamptz '2026-01-05 10:00:00.5+02' AS at, CASE WHEN n = 2 THEN 'second' END AS note
+      FROM generate_series(1::int8, 3::int8) AS n
+      WHERE ${guard}
+      ORDER BY n
+    `,
+    { nullMeansAbsent: true },
+  );
+
+describe('the projection reader (real Postgres)', () => {
+  test('given a read, then its rows come with the service types (bigint, ISO UTC timestamps) and NULL columns absent', async () => {
+    const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
+    try {
+      expect(await rowsOf(reader)).toEqual([
+        { n: 1n, label: 'row 1', at: '2026-01-05T08:00:00.500Z' },
+        { n: 2n, label: 'row 2', at: '2026-01-05T08:00:00.500Z', note: 'second' },
+        { n: 3n, label: 'row 3', at: '2026-01-05T08:00:00.500Z' },
+      ]);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  test('given the same read twice, then it runs as one named prepared statement of the connection', async () => {
+    const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
+    try {
+      await rowsOf(reader);
+      await rowsOf(reader);
+      const prepared = await reader.rows(
+        sql.type(z.object({ name: z.string(), statement: z.string() }))`SELECT name, statement FROM pg_prepared_statements ORDER BY name`,
+      );
+      const reads = prepared.filter((statement) => statement.statement.includes('generate_series'));
+      expect(reads).toHaveLength(1);
+      expect(reads[0]?.name).toMatch(/^projection_read_\d+$/);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  test('given rows checking on, when a row does not match its schema, then the read fails; with it off, the row passes as it is', async () => {
+    const strict = z.object({ n: z.number() }).strict();
+    const query = sql.type(strict)`SELECT 1::int8 AS n`;
+    const checking = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: true });
+    const trusting = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
+    try {
+      await expect(checking.rows(query)).rejects.toThrow();
+      expect(await trusting.rows(query)).toEqual([{ n: 1n }]);
+    } finally {
+      await checking.close();
+      await trusting.close();
+    }
+  });
+
+  test('given a guard that fails, then the statement is refused before any row, even one that matches nothing', async () => {
+    const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: true });
+    try {
+      const refused = sql.fragment`(SELECT CASE WHEN false THEN true ELSE access_refused() END)`;
+      const error = await rowsOf(reader, refused).catch((caught: unknown) => caught);
+      expect(isAccessRefused(error)).toBe(true);
+      const none = await reader
+        .rows(sql.type(z.object({ n: z.number() }))`SELECT 1 AS n FROM generate_series(1, 0) WHERE ${refused}`)
+        .catch((caught: unknown) => caught);
+      expect(isAccessRefused(none)).toBe(true);
+      // An error of Postgres itself is not taken for a refusal.
+      const other = await reader.rows(sql.type(z.object({ n: z.number() }))`SELECT 1 / 0 AS n`).catch((caught: unknown) => caught);
+      expect(isAccessRefused(other)).toBe(false);
+    } finally {
+      await reader.close();
+    }
+  });
+});
+
+describe('the projection reader on PGlite (one session shared by every connection)', () => {
+  test('given the same read from two connections, then both answer (statements stay unnamed), and a failing guard is refused', async () => {
+    const embedded = await createPgliteTestDatabase();
+    const reader = createProjectionReader(embedded.url, { kind: 'pglite', maximumPoolSize: 2, logger: silentLogger, validateRows: true });
+    try {
+      const answers = await Promise.all([rowsOf(reader), rowsOf(reader), rowsOf(reader)]);
+      for (const rows of answers) expect(rows.map((r) => r.n)).toEqual([1n, 2n, 3n]);
+      const error = await rowsOf(reader, sql.fragment`(SELECT CASE WHEN false THEN true ELSE access_refused() END)`).catch((caught: unknown) => caught);
+      expect(isAccessRefused(error)).toBe(true);
+    } finally {
+      await reader.close();
+      await embedded.close();
+    }
+  }, 60_000);
+});
