@@ -22,6 +22,7 @@ export type ApiDependencies = {
   readonly db: DatabasePool;
   readonly reads: RowReader;
   readonly principals: PrincipalCache;
+  readonly logger: Logger;
   readonly budget: RequestBudget;
   readonly budgetWindowSeconds: number;
   readonly cursors: CursorCodec;

@@ -57,6 +57,7 @@ export async function composeApi(
     db: pool,
     reads,
     principals: createPrincipalCache(),
+    logger,
     budget,
     budgetWindowSeconds,
     cursors: createCursorCodec(secret),

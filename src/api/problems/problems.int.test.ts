@@ -193,6 +193,7 @@ describe('unexpected failures', () => {
         db: bed.database.pool,
         reads: slonikRowReader(bed.database.pool),
         principals: createPrincipalCache(),
+        logger,
         budget,
         budgetWindowSeconds: 60,
         cursors: createCursorCodec('x'.repeat(32)),

@@ -15,6 +15,7 @@ import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js
 import { stateOf } from '../requestState.js';
 import { sendJson } from '../sendJson.js';
 import type { ExportService } from '../../exports/exportService.js';
+import type { Logger } from '../../platform/logger.js';
 import type { Operation, OperationContext } from './operation.js';
 
 export type V1Dependencies = {
@@ -22,6 +23,7 @@ export type V1Dependencies = {
   /** The reads of operations declared `guardedReads` (named prepared statements on a pool of their own). */
   readonly reads: RowReader;
   readonly principals: PrincipalCache;
+  readonly logger: Logger;
   readonly budget: RequestBudget;
   readonly budgetWindowSeconds: number;
   readonly cursors: CursorCodec;
@@ -128,7 +130,15 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
     response.set(spent);
     await runHandler(deps, operation, { principal, db: deps.db, reads: deps.reads, readGuard }, request, response);
   } catch (error) {
-    if (isAccessRefused(error)) return refuse();
+    if (isAccessRefused(error)) {
+      // The full check on the pool has the last word: a refusal it does not confirm is logged
+      // and the request is served the way unguarded operations are (check, then read, on one
+      // connection), so that a valid key is never answered 401.
+      const confirmed = await authenticateKey(deps.db, presentedKey);
+      if (confirmed === undefined) return refuse();
+      deps.logger.warn({ keyPrefix: principal.prefix, operationId: operation.operationId }, 'read guard refused a key that the full key check accepts');
+      return deps.db.connect((db) => runHandler(deps, operation, { principal: confirmed, db, reads: slonikRowReader(db), readGuard: undefined }, request, response));
+    }
     if (cached && error instanceof ApiError && (await authenticateKey(deps.db, presentedKey)) === undefined) return refuse();
     throw error;
   }
