@@ -19,7 +19,7 @@ export function slonikRowReader(db: CommonQueryMethods): RowReader {
 }
 
 /**
- * SQLSTATE raised by `access_refused()` (migration 0007) from inside a read statement whose caller
+ * SQLSTATE raised by `access_refused()` (migration 0008) from inside a read statement whose caller
  * may no longer read. A code of our own, so that no error of Postgres itself is taken for it.
  */
 export const accessRefusedCode = 'SA401';
