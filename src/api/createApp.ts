@@ -45,6 +45,9 @@ export function createApp(deps: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Express answers 304 to `If-None-Match: *` even for an answer without an ETag; conditional
+  // answers are decided by sendRepresentation alone.
+  Object.defineProperty(app.request, 'fresh', { configurable: true, get: () => false });
   app.set('query parser', 'simple');
   app.use(requestState);
   app.use(accessLog(deps.logger));

@@ -38,7 +38,7 @@ function orderAnswer(overrides: Partial<ResponseToValidate> = {}): ResponseToVal
     method: 'GET',
     path: '/v1/orders/ord_1',
     status: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...rateLimitHeaders },
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, etag: '"aGVsbG8"', ...rateLimitHeaders },
     body: order,
     ...overrides,
   };
@@ -104,9 +104,9 @@ describe('the OpenAPI response validator', () => {
   test('given answers breaking other rules of the document, when they are validated, then each is rejected with the reason', () => {
     const cases: [string, ResponseToValidate, RegExp][] = [
       ['undocumented status', problemAnswer('/v1/orders/x', 400, 'common.invalid_request'), /status 400 is not documented for GET \/v1\/orders\/\{orderId\}/],
-      ['wrong content type', orderAnswer({ headers: { 'content-type': 'text/html', 'x-request-id': requestId, ...rateLimitHeaders } }), /content type text\/html is not documented/],
+      ['wrong content type', orderAnswer({ headers: { 'content-type': 'text/html', 'x-request-id': requestId, etag: '"aGVsbG8"', ...rateLimitHeaders } }), /content type text\/html is not documented/],
       ['header out of its schema', orderAnswer({ headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...rateLimitHeaders, 'x-ratelimit-reset': '0' } }), /header X-RateLimit-Reset: "0"/],
-      ['request id not a UUID', orderAnswer({ headers: { 'content-type': 'application/json', 'x-request-id': 'abc', ...rateLimitHeaders } }), /not a UUID/],
+      ['request id not a UUID', orderAnswer({ headers: { 'content-type': 'application/json', 'x-request-id': 'abc', etag: '"aGVsbG8"', ...rateLimitHeaders } }), /not a UUID/],
       ['body on HEAD', orderAnswer({ method: 'HEAD' }), /HEAD answer must have no body/],
       ['unknown path answering 200', orderAnswer({ path: '/v1/nowhere' }), /path the document does not have must answer 404/],
       ['problem status differs', problemAnswer('/v1/orders/x', 401, 'api_keys.invalid', { body: problem(403, 'api_keys.invalid', '/v1/orders/x') }), /problem status 403 differs/],

@@ -49,6 +49,23 @@ function problemSchemaFor(errorTypeBase: string) {
     .openapi('Problem', { description: 'RFC 9457 problem document: exactly these seven fields.' });
 }
 
+const etagHeader = {
+  ETag: {
+    description: 'Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged.',
+    schema: { type: 'string', maxLength: 100, pattern: '^"[A-Za-z0-9_-]+"$' },
+  },
+} as const;
+
+const ifNoneMatchParameter = z
+  .string()
+  .max(4000)
+  .optional()
+  .openapi({
+    description:
+      'Entity tags of answers already held (`ETag` of an earlier 200, weak or strong, comma-separated). When one matches the current answer, 304 with no body. `*` matches any current answer.',
+    example: '"3q2-7wEj0vVfJ2h5zQnX8lIYtYxq0P5k9d8bQm0aZ1E"',
+  });
+
 const languageParameter = z
   .string()
   .max(200)
@@ -80,6 +97,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Scan caps** behind \`truncated\`, configurable per deployment: exceptions listed (default 500), clinics compared (1000), daily consumption rows read (20 000), rows counted by a count metric (100 000), pending approvals read for the backlog (100 000). When a cap is reached, counts are lower bounds and lists a prefix in their documented order.
 - **Evidence**: every analytics answer's \`evidenceId\` is stored with the figure it names. The same request at the same projection checkpoint and \`asOf\` gives the same id; labels and language never enter it.
 - **Exports**: the request body is optional and read as JSON whatever its Content-Type; a blank body is \`{}\`, and any field but \`period\` is a 400. The 202 answer carries \`Location\` (the poll URL) and the additive \`requestedAt\`; a ready job also has \`asOf\`, the time its briefing was computed at. A failed build is retried automatically: three runs in all, 1 s and 2 s apart; after the third, \`failed\` is final. Jobs answer 404 from exactly 7 days after \`requestedAt\`. The CSV's labels follow the \`Accept-Language\` of the POST. \`downloadUrl\` is either a presigned S3 link or, without S3, a link to this service signed with HMAC-SHA256; neither needs a key. An expired or altered link of this service answers the same 404 \`common.not_found\` whatever was changed; S3 links answer S3's own 403 when expired.
+- **Conditional requests**: every 200 answer of a GET carries a strong \`ETag\` computed over its body bytes; a GET whose \`If-None-Match\` lists that tag (weak comparison, RFC 9110) answers 304 with no body, after the key, scope and budget checks, with the same \`ETag\`, budget and rate-limit headers as the 200. \`If-None-Match: *\` matches any current answer (so 304), never an error answer, and no answer outside \`/v1\` is ever 304. Answers stay \`Cache-Control: no-store\`: the client keeps the tag, no shared cache does.
 - **Every answer** carries \`x-request-id\` and \`X-Content-Type-Options: nosniff\`; every /v1 answer carries \`Cache-Control: no-store\`.
 `;
 
@@ -114,7 +132,11 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
         ...(operation.body
           ? { body: { required: false, description: 'Optional JSON body.', content: { 'application/json': { schema: operation.body } } } }
           : {}),
-        headers: z.object({ 'Accept-Language': languageParameter, 'X-Request-Id': requestIdParameter }),
+        headers: z.object({
+          'Accept-Language': languageParameter,
+          'X-Request-Id': requestIdParameter,
+          ...(operation.method === 'get' ? { 'If-None-Match': ifNoneMatchParameter } : {}),
+        }),
       },
       responses: responsesOf(operation, options.errorTypeBase, problemSchema),
     });
@@ -195,12 +217,19 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
       headers: {
         ...requestIdHeader,
         ...rateLimitHeaders,
+        ...(operation.method === 'get' ? etagHeader : {}),
         ...(operation.location === undefined ? {} : { Location: { description: 'Path of what was created (its poll URL).', schema: { type: 'string', format: 'uri-reference', maxLength: 300 } } }),
       } as ResponseConfig['headers'],
       // Named, so that list envelopes appear among the components (and rules can address them).
       content: { 'application/json': { schema: operation.response.openapi(operation.responseName) } },
     },
   };
+  if (operation.method === 'get') {
+    responses['304'] = {
+      description: 'Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget).',
+      headers: { ...requestIdHeader, ...rateLimitHeaders, ...etagHeader } as ResponseConfig['headers'],
+    };
+  }
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
     // 401 and 403 use no budget and carry no rate-limit headers; every later answer does.
     const budgeted = status !== 401 && status !== 403 && status !== 500;
