@@ -1,0 +1,352 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createClient, ExportError, ProblemError, type OrderListItem, type RecordChange } from '@dental-supply/read-api-client';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { createApp } from '../../../src/api/createApp.js';
+import { buildOpenApiDocument } from '../../../src/api/openapi/openApiDocument.js';
+import { createCursorCodec } from '../../../src/api/pagination/cursorCodec.js';
+import { createRequestBudget } from '../../../src/api/rateLimit/requestBudget.js';
+import { v1Operations } from '../../../src/api/v1/operations.js';
+import { loadConfig } from '../../../src/config/config.js';
+import type { TenantSummary } from '../../../src/console/seedSummary.js';
+import type { BlobStore } from '../../../src/exports/blobStore.js';
+import { issuableScopes } from '../../../src/keys/scopes.js';
+import { systemClock } from '../../../src/platform/clock.js';
+import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { silentLogger } from '../../../test/support/databases.js';
+import { generateTypes, schemaFile } from '../scripts/generateTypes.js';
+
+let bed: ApiTestBed;
+let tenant: TenantSummary;
+let key: string;
+let failPuts = 0;
+
+const failingOnDemand = (store: BlobStore): BlobStore => ({
+  ...store,
+  kind: store.kind,
+  put: async (file, bytes) => {
+    if (failPuts > 0) {
+      failPuts -= 1;
+      throw new Error('injected storage failure');
+    }
+    return store.put(file, bytes);
+  },
+  link: (file, now) => store.link(file, now),
+  delete: (fileKey) => store.delete(fileKey),
+  close: () => store.close(),
+});
+
+beforeAll(async () => {
+  bed = await createApiTestBed({ tenants: 1, wrapExportStore: failingOnDemand });
+  const first = bed.tenants[0];
+  if (!first) throw new Error('no tenant');
+  tenant = first;
+  key = await bed.issueKey(tenant, issuableScopes);
+});
+afterAll(async () => {
+  await bed?.close();
+});
+
+type Sent = { method: string; url: URL; ifNoneMatch: string | null; authorization: string | null; status: number };
+
+/** A fetch that records what the client sent and got, and how many requests were in flight at once. */
+function recordingFetch(change?: (request: Request, response: Response) => Response | Promise<Response>) {
+  const sent: Sent[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const fetchFn = async (request: Request): Promise<Response> => {
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      const response = await fetch(request);
+      sent.push({ method: request.method, url: new URL(request.url), ifNoneMatch: request.headers.get('if-none-match'), authorization: request.headers.get('authorization'), status: response.status });
+      return change === undefined ? response : await change(request, response);
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  return { fetch: fetchFn, sent, maxInFlight: () => maxInFlight };
+}
+
+describe('the generated types', () => {
+  test('the committed src/schema.ts is what openapi-typescript makes of the document the service serves', async () => {
+    // The bed serves its own error type base (in problem examples); the committed types use the default one.
+    const servedText = await (await fetch(`${bed.baseUrl}/openapi.json`)).text();
+    const served = JSON.parse(servedText.replaceAll(testErrorTypeBase, loadConfig({}).errorTypeBase)) as object;
+    const committed = await readFile(schemaFile, 'utf8');
+    expect(await generateTypes(served), 'the client types are stale: run `npm run client:types` and commit src/schema.ts').toBe(committed);
+  });
+});
+
+describe('requests, problems and the budget', () => {
+  test('get returns the typed body; the budget headers of the latest answer are exposed', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    expect(client.budget).toBeUndefined();
+    const me = await client.get('/v1/me');
+    expect(me.workspaceId).toBe(tenant.workspaceId);
+    const first = client.budget;
+    expect(first?.limit).toBe(100_000);
+    const { data } = await client.GET('/v1/orders/{orderId}', { params: { path: { orderId: tenant.orderIds[0] ?? '' } } });
+    expect(data?.orderId).toBe(tenant.orderIds[0]);
+    expect(client.budget?.remaining).toBe((first?.remaining ?? 0) - 1);
+    expect(client.budget?.policy).toBe('100000;w=60');
+  });
+
+  test('a failure throws ProblemError with code, status, title, detail and the request id', async () => {
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const failure = await client.get('/v1/orders/{orderId}', { params: { path: { orderId: 'no-such-order' } } }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ProblemError);
+    expect(failure).toMatchObject({ code: 'orders.not_found', status: 404, title: 'Order not found', instance: '/v1/orders/no-such-order' });
+    expect((failure as ProblemError).detail.length).toBeGreaterThan(0);
+    expect((failure as ProblemError).requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const unknownKey = createClient({ baseUrl: bed.baseUrl, apiKey: 'svc_test_AAAAAAAAAAAAAAAAAAAAAAAA_0000' });
+    await expect(unknownKey.get('/v1/me')).rejects.toMatchObject({ name: 'ProblemError', code: 'api_keys.invalid', status: 401 });
+    const narrow = createClient({ baseUrl: bed.baseUrl, apiKey: await bed.issueKey(tenant, ['orders:read']) });
+    await expect(narrow.paginate('/v1/fulfillments').next()).rejects.toMatchObject({ code: 'api_keys.scope_missing', status: 403 });
+    await expect(client.get('/v1/orders', { params: { query: { limit: 500 } } })).rejects.toMatchObject({ code: 'common.invalid_request', status: 400 });
+  });
+
+  test('an answer that is not a problem document still throws ProblemError, with its status', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: async () => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }) });
+    await expect(client.get('/v1/me')).rejects.toMatchObject({ code: 'client.unexpected_response', status: 502 });
+  });
+});
+
+describe('paginate', () => {
+  test('walks every page, sending the filters again with each cursor', async () => {
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const all: OrderListItem[] = [];
+    for await (const order of client.paginate('/v1/orders', { limit: 7 })) all.push(order);
+    const reference = await client.get('/v1/orders', { params: { query: { limit: 200 } } });
+    expect(reference.hasMore).toBe(false);
+    expect(all.map((order) => order.orderId)).toEqual(reference.data.map((order) => order.orderId));
+    expect(recorded.sent.length).toBeGreaterThan(2);
+
+    recorded.sent.length = 0;
+    const approved: OrderListItem[] = [];
+    for await (const order of client.paginate('/v1/orders', { status: 'closed', limit: 3 })) approved.push(order);
+    expect(approved.length).toBe(reference.data.filter((order) => order.status === 'closed').length);
+    expect(approved.length).toBeGreaterThan(3);
+    for (const request of recorded.sent) expect(request.url.searchParams.get('status')).toBe('closed');
+    expect(recorded.sent.filter((request) => request.url.searchParams.has('cursor')).length).toBe(recorded.sent.length - 1);
+  });
+
+  test('a list without pages is one page; limit defaults to 200', async () => {
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const clinics = [];
+    for await (const clinic of client.paginate('/v1/clinics')) clinics.push(clinic.clinicId);
+    expect(new Set(clinics)).toEqual(new Set(tenant.clinicIds));
+    expect(recorded.sent.map((request) => request.url.searchParams.get('limit'))).toEqual(['200']);
+  });
+});
+
+describe('429', () => {
+  /** The bed's routes with a budget of 2 requests per 2-second window. */
+  async function tightlyBudgetedServer() {
+    const budget = createRequestBudget({ pointsPerWindow: 2, windowSeconds: 2, logger: silentLogger });
+    const service = bed.exports.service;
+    if (service === undefined) throw new Error('the bed has no export service');
+    const app = createApp({
+      readiness: async () => ({ ready: true, checks: {} }),
+      logger: silentLogger,
+      errorTypeBase: testErrorTypeBase,
+      api: {
+        db: bed.database.pool,
+        budget,
+        budgetWindowSeconds: 2,
+        cursors: createCursorCodec('c'.repeat(32)),
+        operations: v1Operations,
+        openApi: buildOpenApiDocument(v1Operations, { serverUrl: 'http://127.0.0.1', errorTypeBase: testErrorTypeBase }),
+        clock: systemClock,
+        analyticsCaps: loadConfig({}).analyticsCaps,
+        exports: service,
+      },
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    return {
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: async () => {
+        server.close();
+        server.closeAllConnections();
+        await budget.close();
+      },
+    };
+  }
+
+  test('waits Retry-After and retries; gives up after maxRetries, or at once when the wait is longer than allowed', async () => {
+    const server = await tightlyBudgetedServer();
+    try {
+      const recorded = recordingFetch();
+      const client = createClient({ baseUrl: server.baseUrl, apiKey: key, fetch: recorded.fetch, retry: { maxRetries: 3 } });
+      for (let round = 0; round < 3; round += 1) expect((await client.get('/v1/me')).workspaceId).toBe(tenant.workspaceId);
+      const statuses = recorded.sent.map((request) => request.status);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
+      expect(statuses.at(-1)).toBe(200);
+      expect(client.budget?.policy).toBe('2;w=2');
+
+      const impatient = createClient({ baseUrl: server.baseUrl, apiKey: key, retry: { maxRetries: 0 } });
+      await impatient.get('/v1/me').catch(() => undefined);
+      await impatient.get('/v1/me').catch(() => undefined);
+      const refused = await impatient.get('/v1/me').catch((error: unknown) => error);
+      expect(refused).toMatchObject({ name: 'ProblemError', code: 'common.too_many_requests', status: 429 });
+
+      const counting = recordingFetch();
+      const noLongWaits = createClient({ baseUrl: server.baseUrl, apiKey: key, fetch: counting.fetch, retry: { maxRetries: 5, maxWaitSeconds: 0 } });
+      await expect(noLongWaits.get('/v1/me')).rejects.toMatchObject({ code: 'common.too_many_requests' });
+      expect(counting.sent.length).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('exports.build', () => {
+  test('requests, polls until ready, downloads without the key, checks the checksum and returns the CSV bytes', async () => {
+    failPuts = 0;
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const bytes = await client.exports.build({ period: 'weekly', language: 'es', pollIntervalMs: 200 });
+    const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+    expect(text.startsWith('\uFEFFmetric,dimension,label,value,unit,evidenceId\r\n')).toBe(true);
+    const poll = recorded.sent.filter((request) => request.url.pathname.startsWith('/v1/analytics/exports/')).at(-1);
+    expect(poll).toBeDefined();
+    const download = recorded.sent.at(-1);
+    expect(download?.url.pathname.startsWith('/v1')).toBe(false);
+    expect(download?.authorization).toBeNull();
+    const exportId = poll?.url.pathname.split('/').at(-1) ?? '';
+    const job = await client.get('/v1/analytics/exports/{exportId}', { params: { path: { exportId } } });
+    expect(job.period).toBe('weekly');
+    expect(job.checksum).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+
+  test('a download whose bytes do not match the checksum is fetched again', async () => {
+    failPuts = 0;
+    let corrupted = 0;
+    const recorded = recordingFetch(async (request, response) => {
+      if (new URL(request.url).pathname.startsWith('/v1') || corrupted > 0) return response;
+      corrupted += 1;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
+      return new Response(bytes, { status: 200 });
+    });
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const bytes = await client.exports.build({ pollIntervalMs: 200 });
+    expect(corrupted).toBe(1);
+    expect(recorded.sent.filter((request) => !request.url.pathname.startsWith('/v1')).length).toBe(2);
+    expect(new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(0, 10))).toBe('\uFEFFmetric,');
+  });
+
+  test('a build that failed once and was rebuilt by the service still gives the file', async () => {
+    failPuts = 1;
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    const bytes = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500 });
+    expect(bytes.byteLength).toBeGreaterThan(50);
+  });
+
+  test('a build that keeps failing throws ExportError failed with the job error', async () => {
+    failPuts = 10;
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    const failure = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500, failedGraceMs: 4_000 }).catch((error: unknown) => error);
+    failPuts = 0;
+    expect(failure).toBeInstanceOf(ExportError);
+    expect(failure).toMatchObject({ reason: 'failed', jobError: 'processing_error' });
+    expect((failure as ExportError).exportId).toMatch(/\S/);
+  });
+});
+
+describe('watch', () => {
+  test('orders: every order once as new, then only what changed, once; polls never overlap, read 200 at a time with If-None-Match', async () => {
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const changes: RecordChange<OrderListItem>[] = [];
+    const errors: unknown[] = [];
+    const watcher = client.watch.orders({
+      intervalMs: 50,
+      onError: (error) => errors.push(error),
+      onChange: async (change) => {
+        changes.push(change);
+        // A slow handler: the next poll must wait for it.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      },
+    });
+    try {
+      await vi.waitFor(() => expect(watcher.polls).toBeGreaterThanOrEqual(3), { timeout: 20_000 });
+      const everything = await createClient({ baseUrl: bed.baseUrl, apiKey: key }).get('/v1/orders', { params: { query: { limit: 200 } } });
+      const initial = changes.filter((change) => change.kind === 'new').length;
+      expect(initial).toBe(everything.data.length);
+      expect(changes.every((change) => change.kind === 'new')).toBe(true);
+      const lists = recorded.sent.filter((request) => request.url.pathname === '/v1/orders' && request.url.searchParams.get('limit') === '200');
+      const pagesPerPoll = lists.filter((request) => request.ifNoneMatch === null).length;
+      expect(lists.length).toBeGreaterThanOrEqual(3 * pagesPerPoll);
+      expect(lists.slice(pagesPerPoll).map((request) => [request.ifNoneMatch !== null, request.status])).toEqual(lists.slice(pagesPerPoll).map(() => [true, 304]));
+
+      const open = everything.data.find((order) => order.status === 'submitted' || order.status === 'approved' || order.status === 'allocated');
+      if (open === undefined) throw new Error('the seed has no open order');
+      await bed.console.advanceOrder({ workspaceId: tenant.workspaceId, orderId: open.orderId });
+      const placed = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+      await bed.settle();
+      const pollsBefore = watcher.polls;
+      await vi.waitFor(() => expect(changes.length).toBe(initial + 2), { timeout: 20_000 });
+      await vi.waitFor(() => expect(watcher.polls).toBeGreaterThanOrEqual(pollsBefore + 4), { timeout: 20_000 });
+      const later = changes.slice(initial);
+      expect(later).toHaveLength(2);
+      const changed = later.find((change) => change.kind === 'changed');
+      expect(changed?.record.orderId).toBe(open.orderId);
+      expect(changed?.kind === 'changed' && changed.record.version > changed.previous.version).toBe(true);
+      expect(later.find((change) => change.kind === 'new')?.record.orderId).toBe(placed.orderId);
+      expect(errors).toEqual([]);
+      expect(recorded.maxInFlight()).toBe(1);
+    } finally {
+      await watcher.stop();
+    }
+    const polls = watcher.polls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(watcher.polls).toBe(polls);
+  });
+
+  test('fulfillments: a delivery that progresses is reported once as changed', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    const changes: RecordChange<{ orderId: string; status: string; updatedAt: string }>[] = [];
+    const watcher = client.watch.fulfillments({ intervalMs: 60_000, reportExisting: false, onChange: (change) => void changes.push(change) });
+    try {
+      await vi.waitFor(() => expect(watcher.polls).toBe(1), { timeout: 20_000 });
+      expect(changes).toEqual([]);
+      const deliveries = await client.get('/v1/fulfillments', { params: { query: { limit: 200 } } });
+      const moving = deliveries.data.find((delivery) => ['dispatched', 'in_transit', 'delivered'].includes(delivery.status));
+      const orderId = moving?.orderId;
+      if (orderId === undefined) throw new Error('the seed has no delivery under way');
+      await bed.console.advanceOrder({ workspaceId: tenant.workspaceId, orderId });
+      await bed.settle();
+      await watcher.poll();
+      await watcher.poll();
+      expect(changes).toHaveLength(1);
+      expect(changes[0]).toMatchObject({ kind: 'changed', record: { orderId }, previous: { orderId, status: moving?.status } });
+      expect(changes[0]?.record.status).not.toBe(moving?.status);
+    } finally {
+      await watcher.stop();
+    }
+  });
+
+  test('exceptions: every exception once as new, nothing more while nothing changes', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    const changes: unknown[] = [];
+    const watcher = client.watch.exceptions({ intervalMs: 60_000, onChange: (change) => void changes.push(change) });
+    try {
+      await vi.waitFor(() => expect(watcher.polls).toBe(1), { timeout: 20_000 });
+      const report = await client.get('/v1/analytics/exceptions');
+      const keys = new Set(report.exceptions.map((exception) => `${exception.metric} ${exception.drillDownId}`));
+      expect(changes).toHaveLength(keys.size);
+      expect(keys.size).toBeGreaterThan(0);
+      await watcher.poll();
+      expect(changes).toHaveLength(keys.size);
+    } finally {
+      await watcher.stop();
+    }
+  });
+});
