@@ -59,6 +59,7 @@ const etagHeader = {
 const ifNoneMatchParameter = z
   .string()
   .max(4000)
+  .regex(/^(\*|(W\/)?"[^"]*"( *, *(W\/)?"[^"]*")*)$/)
   .optional()
   .openapi({
     description:
