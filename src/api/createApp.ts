@@ -8,7 +8,7 @@ import type { RowReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { accessLog } from './accessLog.js';
 import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
-import { renderReferencePage } from './openapi/referencePage.js';
+import { referencePage } from './openapi/referencePage.js';
 import type { OpenApiDocument } from './openapi/openApiDocument.js';
 import type { CursorCodec } from './pagination/cursorCodec.js';
 import { errorHandler, notFound } from './problems/errorHandler.js';
@@ -54,14 +54,10 @@ export function createApp(deps: AppDependencies): Express {
   app.use(healthRoutes(deps));
   const api = deps.api;
   if (api !== undefined) {
-    const referencePage = renderReferencePage(api.openApi);
     app.get('/openapi.json', (_request, response) => {
       response.json(api.openApi);
     });
-    app.get('/docs', (_request, response) => {
-      response.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-      response.type('html').send(referencePage);
-    });
+    app.use(referencePage());
     app.use('/v1', v1Router(api));
     if (api.downloads !== undefined) app.use('/downloads', api.downloads);
   }

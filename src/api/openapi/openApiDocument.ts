@@ -64,7 +64,6 @@ const ifNoneMatchParameter = z
   .openapi({
     description:
       'Entity tags of answers already held (`ETag` of an earlier 200, weak or strong, comma-separated). When one matches the current answer, 304 with no body. `*` matches any current answer.',
-    example: '"3q2-7wEj0vVfJ2h5zQnX8lIYtYxq0P5k9d8bQm0aZ1E"',
   });
 
 const languageParameter = z
