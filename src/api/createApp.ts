@@ -46,7 +46,7 @@ export function createApp(deps: AppDependencies): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   // Express answers 304 to `If-None-Match: *` even for an answer without an ETag; conditional
-  // answers are decided by sendRepresentation alone.
+  // answers are decided by sendJson alone.
   Object.defineProperty(app.request, 'fresh', { configurable: true, get: () => false });
   app.set('query parser', 'simple');
   app.use(requestState);

@@ -1,15 +1,47 @@
+import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 
 /**
- * Sends a JSON answer. The one place where the bytes of a /v1 answer's body are produced (whatever
- * is computed over them, such as an entity tag, belongs here). Written with node's own response
- * methods: Express's send would copy the text into a Buffer and compute an ETag nobody reads.
- * For HEAD, node sends the headers only.
+ * Sends a JSON answer: the one place where the bytes of a /v1 answer's body are produced, so the
+ * entity tag is computed here, over exactly those bytes. A GET (or HEAD) answer carries a strong
+ * `ETag`, and one whose `If-None-Match` matches it answers 304 with no body; headers already set
+ * (the budget's, `Cache-Control`) stay. Express's own freshness check is off (createApp), so
+ * nothing else answers 304. For HEAD, node sends the headers only.
  */
 export function sendJson(response: Response, status: number, body: unknown): void {
   const text = JSON.stringify(body);
+  const method = response.req.method;
+  if (method === 'GET' || method === 'HEAD') {
+    const etag = strongEtag(text);
+    response.setHeader('ETag', etag);
+    if (status === 200 && ifNoneMatchMatches(response.req.headers['if-none-match'], etag)) {
+      response.statusCode = 304;
+      response.end();
+      return;
+    }
+  }
   response.statusCode = status;
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
   response.setHeader('Content-Length', Buffer.byteLength(text));
   response.end(text);
+}
+
+/** A strong entity tag over the UTF-8 bytes of the body: equal bytes, equal tag. */
+export function strongEtag(text: string): string {
+  return `"${createHash('sha256').update(text, 'utf8').digest('base64url')}"`;
+}
+
+/**
+ * RFC 9110 §13.1.2: weak comparison against each listed tag; `*` matches any current
+ * representation, which a 200 answer is.
+ */
+export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = opaqueTag(etag);
+  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some((candidate) => opaqueTag(candidate) === opaque);
+}
+
+function opaqueTag(tag: string): string {
+  return tag.startsWith('W/') ? tag.slice(2) : tag;
 }
