@@ -133,7 +133,26 @@ export async function createApiTestBed(
   let exports: ExportsRuntime | undefined;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-bed-'));
   try {
-    const summary = await seed({ eventStore, params: {
+    // The log's visible head lags behind a commit while any transaction of the cluster is open, so
+    // settling waits for the position of the bed's own last append (the seed's included) too.
+    let lastAppended: LogPosition = logStart;
+    const noteAppended = (position: LogPosition) => {
+      if (compareLogPositions(position, lastAppended) > 0) lastAppended = position;
+    };
+    const trackedStore: EventStore = {
+      ...eventStore,
+      append: async (...args) => {
+        const result = await eventStore.append(...args);
+        noteAppended(result.position);
+        return result;
+      },
+      appendMany: async (writes) => {
+        const results = await eventStore.appendMany(writes);
+        for (const result of results) noteAppended(result.position);
+        return results;
+      },
+    };
+    const summary = await seed({ eventStore: trackedStore, params: {
         seed: options.seed ?? 11,
         tenants: options.tenants ?? 2,
         days: options.days ?? 30,
@@ -168,25 +187,6 @@ export async function createApiTestBed(
     const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
     server = await listen(app, { port, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const running = { projector, server, api, exports };
-    // The log's visible head lags behind a commit while any transaction of the cluster is open, so
-    // settling waits for the position of the bed's own last append too.
-    let lastAppended: LogPosition = logStart;
-    const noteAppended = (position: LogPosition) => {
-      if (compareLogPositions(position, lastAppended) > 0) lastAppended = position;
-    };
-    const trackedStore: EventStore = {
-      ...eventStore,
-      append: async (...args) => {
-        const result = await eventStore.append(...args);
-        noteAppended(result.position);
-        return result;
-      },
-      appendMany: async (writes) => {
-        const results = await eventStore.appendMany(writes);
-        for (const result of results) noteAppended(result.position);
-        return results;
-      },
-    };
     const settle = async () => {
       const head = await eventStore.head();
       const atLeast = compareLogPositions(head.position, lastAppended) > 0 ? head.position : lastAppended;
