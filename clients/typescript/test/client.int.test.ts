@@ -11,8 +11,10 @@ import { v1Operations } from '../../../src/api/v1/operations.js';
 import { loadConfig } from '../../../src/config/config.js';
 import type { TenantSummary } from '../../../src/console/seedSummary.js';
 import type { BlobStore } from '../../../src/exports/blobStore.js';
+import { createPrincipalCache } from '../../../src/keys/principalCache.js';
 import { issuableScopes } from '../../../src/keys/scopes.js';
 import { systemClock } from '../../../src/platform/clock.js';
+import { slonikRowReader } from '../../../src/platform/projectionReader.js';
 import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../../../test/support/apiTestBed.js';
 import { silentLogger } from '../../../test/support/databases.js';
 import { generateTypes, schemaFile } from '../scripts/generateTypes.js';
@@ -157,6 +159,9 @@ describe('429', () => {
       errorTypeBase: testErrorTypeBase,
       api: {
         db: bed.database.pool,
+        reads: slonikRowReader(bed.database.pool),
+        principals: createPrincipalCache(),
+        logger: silentLogger,
         budget,
         budgetWindowSeconds: 2,
         cursors: createCursorCodec('c'.repeat(32)),
