@@ -343,7 +343,7 @@ export interface paths {
         };
         /**
          * Exceptions that need attention
-         * @description Open delivery exceptions, expired and expiring stock, low stock, open receipt discrepancies and pending approvals, highest priority first (then oldest `detectedAt`, then `drillDownId`): a stable order. At most the configured cap are listed; `truncated` says when more exist. Poll it and compare `total` and `drillDownId`s to see what changed.
+         * @description Open delivery exceptions, expired and expiring stock, low stock, open receipt discrepancies and pending approvals, in one total order: `priority` descending; then `detectedAt` ascending (oldest first); then `drillDownType`, `drillDownId` and `metric` in byte order of their UTF-8 text; then, between exceptions of one metric that are still equal, the low-stock `reference.warehouseId`, the delivery exception's `reference.exceptionId`, or the discrepancy's `reference.lineId`, `reference.reasonCode`, `expectedQty` and `receivedQty`. Two reads with no new event between them list the same exceptions in the same order, except where time itself changes a priority (a box entering its last 7 days or expiring, an approval waiting 72 hours). The order is applied before the cap: at most the configured cap are listed, the first ones in this order, and `truncated` says when more exist. With `catalogItemId` the report lists only that item's stock exceptions (LOW_STOCK and EXPIRING_STOCK, whatever they drill down to), in the same order as in the full report; the other kinds are about orders rather than one item's stock and are left out. Poll it and compare `total` and `drillDownId`s to see what changed.
          *
          *     Scope: `analytics:read`.
          */
@@ -913,7 +913,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1085,7 +1085,7 @@ export interface components {
         ExceptionsReport: {
             /**
              * Format: int64
-             * @description Exceptions found; a lower bound when `truncated` is true.
+             * @description Exceptions found (with `catalogItemId`, that item's stock exceptions); a lower bound when `truncated` is true.
              */
             total: number;
             filters: components["schemas"]["ExceptionFilters"];
@@ -1105,7 +1105,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1152,7 +1152,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1207,7 +1207,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1256,7 +1256,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1301,7 +1301,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
@@ -1348,7 +1348,7 @@ export interface components {
              * @enum {string}
              */
             freshness: "live";
-            /** @description Reproducible reference of the figure: it names the metric, the workspace, the parameters, the definition version, `asOf` and the projection checkpoint the figure was read at. The same request at the same checkpoint and `asOf` gives the same id. Operators recompute it from the event log with `supply-api evidence verify`. */
+            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
             /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
