@@ -13,8 +13,10 @@ import { assertCatalogueEvents, createSyntheticLog, type SyntheticLogOptions } f
 
 /**
  * Event store throughput on real Postgres, in a database of its own that is dropped at the end:
- * append a synthetic stock history in batches (appendMany), read it all back with readAll, and
- * COPY the same rows into a plain table as the floor to compare with.
+ * append a synthetic stock history in batches (appendMany), read it all back twice, as one stream
+ * (streamAll: COPY … TO STDOUT, what replays read with; `readEventsPerSec`) and page by page
+ * (readAll: what catch-up and live subscriptions read with; `readAllEventsPerSec`), and COPY the
+ * same rows into a plain table as the floor to compare with.
  *
  *   npm run bench -- eventstore [--events N] [--batch 100] [--streams 20000] [--streams-per-batch 10]
  *                               [--writers 4] [--read-batch 5000] [--seed 7]
@@ -75,7 +77,18 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     // What autovacuum would do in the background after a bulk load: done here, untimed, so that the
     // read phase measures reads rather than a vacuum running beside them.
     await pool.query(sql.typeAlias('void')`VACUUM ANALYZE events`);
-    const read = await timed('readAll', append.count, async (progress) => {
+    const streamAll = store.streamAll;
+    if (!streamAll) throw new Error('the Postgres event store has no streamAll');
+    const read = await timed('stream', append.count, async (progress) => {
+      let count = 0;
+      for await (const batch of streamAll(logStart, readBatch)) {
+        count += batch.events.length;
+        progress(count);
+      }
+      return count;
+    });
+    if (read.count !== append.count) throw new Error(`streamed ${read.count} events back, appended ${append.count}`);
+    const paged = await timed('readAll', append.count, async (progress) => {
       let position: LogPosition = logStart;
       let count = 0;
       for (;;) {
@@ -86,7 +99,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         if (batch.atHead) return count;
       }
     });
-    if (read.count !== append.count) throw new Error(`read ${read.count} events back, appended ${append.count}`);
+    if (paged.count !== append.count) throw new Error(`read ${paged.count} events back, appended ${append.count}`);
 
     const copy = await timed('COPY', append.count, async (progress) => {
       const again = createSyntheticLog(logOptions);
@@ -103,12 +116,14 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
 
     const appendEventsPerSec = Math.round(append.count / append.seconds);
     const readEventsPerSec = Math.round(read.count / read.seconds);
+    const readAllEventsPerSec = Math.round(paged.count / paged.seconds);
     const copyRowsPerSec = Math.round(copy.count / copy.seconds);
     return {
       bench: 'eventstore',
       figures: {
         appendEventsPerSec,
         readEventsPerSec,
+        readAllEventsPerSec,
         copyRowsPerSec,
         events: append.count,
         peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),

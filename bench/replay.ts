@@ -1,4 +1,4 @@
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { DatabasePool } from 'slonik';
@@ -21,18 +21,21 @@ import type { BenchResult } from './run.js';
 
 /**
  * Full rebuild of every registered read model (`allProjections`) from the seed history, on real
- * Postgres in a database of its own that is dropped at the end:
+ * Postgres in a database of its own that is dropped at the end, at two lengths of the log:
  *
  *   npm run bench -- replay [--scale small|medium|large] [--tenants 2] [--days 90] [--seed 7]
- *                           [--batch 5000] [--as-of 2026-01-05]
+ *                           [--batch 5000] [--parallel N] [--strict] [--single] [--as-of 2026-01-05]
  *
  * Setup (not measured): migrate, append the seed history through the Postgres event store, then
  * VACUUM ANALYZE (what autovacuum does after a bulk load; a replay in production reads a settled
  * log). Measured: one replayProjections over the whole log (events/s, wall seconds, RSS sampled
- * every 100 ms from the start of the replay to its end), then the rows the read tables hold. The
- * floor: COPY as many rows as there are events (the same seed history, rendered to COPY text
- * beforehand so that only the COPY is timed) into a plain table; ratio = replay events/s ÷ COPY
- * rows/s.
+ * every 100 ms from the start of the replay to its end), then the rows the read tables hold. Then
+ * a second history of the same size (seed + 1, other tenants) is appended and the doubled log is
+ * replayed the same way (a rebuild over live tables): its peak RSS shows whether memory grows
+ * with the log (`--single` skips it). The floor: COPY as many rows as the first log has events
+ * (the same seed history, rendered to COPY text beforehand so that only the COPY is timed) into a
+ * plain table; ratio = replay events/s of the first log ÷ COPY rows/s, `ratio2x` the same for the
+ * doubled log.
  */
 export async function run(args: readonly string[]): Promise<BenchResult> {
   const { values } = parseArgs({
@@ -43,12 +46,19 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       days: { type: 'string', default: String(historyDefaults.days) },
       seed: { type: 'string', default: '7' },
       batch: { type: 'string', default: '5000' },
+      // Side-by-side projections; the pool below has 4 connections.
+      parallel: { type: 'string', default: String(Math.min(3, availableParallelism())) },
+      strict: { type: 'boolean', default: false },
+      single: { type: 'boolean', default: false },
       // Fixed by default so that every run replays the same history.
       'as-of': { type: 'string', default: '2026-01-05' },
     },
   });
   const params = historyParamsOf(values);
   const batchSize = positiveInteger('batch', values.batch);
+  const parallelism = positiveInteger('parallel', values.parallel);
+  if (parallelism > 3) throw new Error('--parallel must be at most 3 (the pool has 4 connections)');
+  const strict = values.strict;
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   if (allProjections.length === 0) throw new Error('no projection is registered in projections/index.ts');
 
@@ -61,54 +71,73 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       await migrate(pool, logger);
       note(
         `database ${database.name}: seed ${params.seed}, ${params.tenants} tenants, ${params.days} days, ${params.scale}; ` +
-          `projections ${allProjections.map((p) => p.name).join(', ')}; batches of ${batchSize}`,
+          `projections ${allProjections.map((p) => p.name).join(', ')}; batches of ${batchSize}; ${parallelism} side by side; ` +
+          `${strict ? 'strict' : 'trusted'} decoding`,
       );
-      const seeded = await seedBenchHistory(store, params);
-      note(`seed: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
-      await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+      const replayOnce = async (label: string) => {
+        const seeded = await seedBenchHistory(store, label === '1x' ? params : { ...params, seed: Number(params.seed) + 1 });
+        note(`seed ${label}: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
+        await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+        const replay = await measuredReplay(async (onProgress) =>
+          replayProjections({ pool, eventStore: store, projections: allProjections, logger, batchSize, onProgress, strict, parallelism }),
+        );
+        const loadAvg1m = round(loadavg()[0] ?? 0, 2);
+        const logEvents = Number((await store.head()).eventCount);
+        if (replay.events !== logEvents) throw new Error(`replayed ${replay.events} events, the log holds ${logEvents}`);
+        note(`replay ${label}: ${replay.events} events in ${replay.seconds.toFixed(2)} s = ${Math.round(replay.events / replay.seconds)} events/s`);
+        note(`node cpu: ${replay.cpuSeconds.toFixed(1)} s of ${replay.seconds.toFixed(1)} s wall`);
+        note(`rss: ${megabytes(replay.rssStart)} MB at start, ${megabytes(replay.rssPeak)} MB peak, ${megabytes(replay.rssEnd)} MB at end`);
+        const tables = await readTableRows(pool);
+        for (const table of tables) note(`  ${table.projection}.${table.table}: ${table.rows} rows`);
+        return { replay, loadAvg1m, rowsWritten: tables.reduce((sum, table) => sum + table.rows, 0) };
+      };
 
-      const replay = await measuredReplay(async (onProgress) =>
-        replayProjections({ pool, eventStore: store, projections: allProjections, logger, batchSize, onProgress }),
-      );
-      const loadAvg1m = round(loadavg()[0] ?? 0, 2);
-      const logEvents = Number((await store.head()).eventCount);
-      if (replay.events !== logEvents) throw new Error(`replayed ${replay.events} events, the log holds ${logEvents}`);
-      note(`replay: ${replay.events} events in ${replay.seconds.toFixed(2)} s = ${Math.round(replay.events / replay.seconds)} events/s`);
-      note(`node cpu: ${replay.cpuSeconds.toFixed(1)} s of ${replay.seconds.toFixed(1)} s wall`);
-      note(`rss: ${megabytes(replay.rssStart)} MB at start, ${megabytes(replay.rssPeak)} MB peak, ${megabytes(replay.rssEnd)} MB at end`);
+      const first = await replayOnce('1x');
+      const second = values.single ? undefined : await replayOnce('2x');
 
-      const tables = await readTableRows(pool);
-      for (const table of tables) note(`  ${table.projection}.${table.table}: ${table.rows} rows`);
-      const rowsWritten = tables.reduce((sum, table) => sum + table.rows, 0);
-
-      const copy = await copyFloor(pool, connectionUri, params, replay.events);
-      if (copy.rows !== replay.events) throw new Error(`COPY wrote ${copy.rows} rows for ${replay.events} events`);
+      const copy = await copyFloor(pool, connectionUri, params, first.replay.events);
+      if (copy.rows !== first.replay.events) throw new Error(`COPY wrote ${copy.rows} rows for ${first.replay.events} events`);
       note(`COPY: ${copy.rows} rows in ${copy.seconds.toFixed(2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s`);
 
-      const eventsPerSec = Math.round(replay.events / replay.seconds);
       const copyRowsPerSec = Math.round(copy.rows / copy.seconds);
+      const figuresOf = ({ replay, loadAvg1m, rowsWritten }: Awaited<ReturnType<typeof replayOnce>>) => ({
+        eventsPerSec: Math.round(replay.events / replay.seconds),
+        seconds: round(replay.seconds, 2),
+        events: replay.events,
+        rowsWritten,
+        rssStartMb: megabytes(replay.rssStart),
+        rssPeakMb: megabytes(replay.rssPeak),
+        rssEndMb: megabytes(replay.rssEnd),
+        // CPU time of this Node process during the replay over its wall time (1 = one core busy
+        // throughout): the rest of the wall time is spent waiting on Postgres.
+        nodeCpuShare: round(replay.cpuSeconds / replay.seconds, 2),
+        // The machine's 1-minute load average as the replay ended (other work on the cores).
+        loadAvg1m,
+      });
+      const once = figuresOf(first);
+      const twice = second === undefined ? undefined : figuresOf(second);
+      const ratio = round(once.eventsPerSec / copyRowsPerSec, 3);
+      const ratio2x = twice === undefined ? undefined : round(twice.eventsPerSec / copyRowsPerSec, 3);
+      const rssPeakGrowth = twice === undefined ? undefined : round(twice.rssPeakMb / once.rssPeakMb, 3);
+      const target = { eventsPerSec: 50_000, ratioToCopy: 0.35, rssPeakGrowth2x: 1.1 };
       return {
         bench: 'replay',
         figures: {
-          eventsPerSec,
-          seconds: round(replay.seconds, 2),
-          events: replay.events,
-          rowsWritten,
-          rssStartMb: megabytes(replay.rssStart),
-          rssPeakMb: megabytes(replay.rssPeak),
-          rssEndMb: megabytes(replay.rssEnd),
-          // CPU time of this Node process during the replay over its wall time (1 = one core busy
-          // throughout): the rest of the wall time is spent waiting on Postgres.
-          nodeCpuShare: round(replay.cpuSeconds / replay.seconds, 2),
+          ...once,
           copyRowsPerSec,
           copySeconds: round(copy.seconds, 2),
           projections: allProjections.length,
           batch: batchSize,
-          // The machine's 1-minute load average as the replay ended (other work on the 2 cores).
-          loadAvg1m,
+          parallel: parallelism,
+          ...(twice === undefined || ratio2x === undefined || rssPeakGrowth === undefined ? {} : { log2x: { ...twice, ratio: ratio2x }, rssPeakGrowth2x: rssPeakGrowth }),
         },
-        ratio: round(eventsPerSec / copyRowsPerSec, 3),
-        target: { eventsPerSec: 30_000, ratioToCopy: 0.3 },
+        ratio,
+        target,
+        pass: {
+          eventsPerSec: once.eventsPerSec >= target.eventsPerSec && (twice === undefined || twice.eventsPerSec >= target.eventsPerSec),
+          ratioToCopy: ratio >= target.ratioToCopy && (ratio2x === undefined || ratio2x >= target.ratioToCopy),
+          ...(rssPeakGrowth === undefined ? {} : { rssPeakGrowth2x: rssPeakGrowth <= target.rssPeakGrowth2x }),
+        },
       };
     } finally {
       await store.close();

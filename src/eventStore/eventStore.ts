@@ -67,6 +67,9 @@ export type ReadAllResult = {
   readonly atHead: boolean;
 };
 
+/** A batch of a streamed log: never empty; `next` is the position of its last event. */
+export type LogBatch = { readonly events: readonly RecordedEvent[]; readonly next: LogPosition };
+
 export type LogHead = {
   /** Position of the last visible event, or logStart for an empty log. */
   readonly position: LogPosition;
@@ -115,6 +118,14 @@ export interface EventStore {
    * itself (PGlite has a single session, so another connection would wait for the transaction).
    */
   readonly readAllOn?: (db: CommonQueryMethods, from: LogPosition, maxCount: number) => Promise<ReadAllResult>;
+  /**
+   * The log after `from` up to the horizon as it stands when the stream opens, in batches of
+   * `batchSize`, read as one stream instead of one query per batch (bulk readers: replays). The
+   * reader holds one batch ahead of its consumer, so memory does not grow with the log. Events
+   * that become visible after the stream opened are not in it: read them with readAll. Absent
+   * where a stream would hold the only session (PGlite) or the store has no such read.
+   */
+  readonly streamAll?: (from: LogPosition, batchSize: number) => AsyncIterable<LogBatch>;
   /** Catch-up then live: yields batches (never empty) until the signal aborts. */
   subscribe(options: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
   head(): Promise<LogHead>;

@@ -2,9 +2,10 @@ import type { DatabasePool } from 'slonik';
 import type { DatabaseKind } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { appendInTransaction, eventsChannel, needsTransaction } from './appendInTransaction.js';
-import type { AppendResult, EventStore, RecordedEvent, StreamWrite, SubscribeOptions } from './eventStore.js';
+import type { AppendResult, EventStore, LogPosition, RecordedEvent, StreamWrite, SubscribeOptions } from './eventStore.js';
 import { pollingSubscription } from './pollingSubscription.js';
 import { createPostgresListener } from './postgresListener.js';
+import { streamLog } from './postgresLogStream.js';
 import { hasEventsBeyondHorizon, readHead, readLog, readStreamEvents, streamNamesWithPrefix } from './postgresLogQueries.js';
 import { createWakeHub } from './wakeHub.js';
 
@@ -75,6 +76,8 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     readStream: (streamName) => readStreamEvents(pool, streamName),
     readAll: (from, maxCount) => readLog(pool, from, maxCount),
     readAllOn: (db, from, maxCount) => readLog(db, from, maxCount),
+    // PGlite is one session: a stream held open would stall every other connection.
+    ...(kind === 'postgres' ? { streamAll: (from: LogPosition, batchSize: number) => streamLog(connectionUri, from, batchSize) } : {}),
     subscribe: (subscribeOptions) => subscription(subscribeOptions),
     head: () => readHead(pool),
     streamNames: (prefix) => streamNamesWithPrefix(pool, prefix),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { decodeEvent, EventDecodeError, eventSchemas, newEvent } from './index.js';
+import { z } from 'zod';
+import { decodeEvent, EventDecodeError, eventSchemas, newEvent, trustStoredEvent } from './index.js';
 
 const envelope = () => ({ eventId: randomUUID(), tenantId: 'ws_1', occurredAt: '2026-11-01T08:00:00.000Z' });
 
@@ -59,5 +60,56 @@ describe('event catalogue', () => {
       lines: [{ lineId: 'l1', catalogItemId: 'itm_1', sku: 'S', name: 'N', requestedQty: 1, unitOfMeasure: 'box', categoryId: 'cat_1', highValue: false }],
     });
     expect(shape).toMatchObject({ patientRef: 'P-1', value: 1000, currency: 'EUR' });
+  });
+
+  describe('the trusted read of replays', () => {
+    test('gives what the strict decode gives for a stored event', () => {
+      const event = newEvent('ClinicOpened', { clinicId: 'cli_1', name: 'Centro', status: 'active' }, envelope());
+      const stored = { ...event, data: JSON.parse(JSON.stringify(event.data)) as unknown };
+      expect(trustStoredEvent(stored)).toEqual(decodeEvent(stored));
+    });
+
+    test('refuses an unknown type instead of skipping it', () => {
+      expect(() => trustStoredEvent({ ...envelope(), schemaVersion: 1, type: 'SomethingNew', data: {} })).toThrow(/SomethingNew.*unknown event type/);
+    });
+
+    test('refuses a schema version other than the current one', () => {
+      const raw = { ...envelope(), schemaVersion: 2, type: 'ClinicOpened', data: { clinicId: 'cli_1', name: 'x', status: 'active' } };
+      expect(() => trustStoredEvent(raw)).toThrow(/schema version 2/);
+    });
+
+    test('refuses data that is not an object', () => {
+      expect(() => trustStoredEvent({ ...envelope(), schemaVersion: 1, type: 'ClinicOpened', data: [1] })).toThrow(EventDecodeError);
+    });
+
+    // Trusting stored JSON is only sound while parsing changes nothing: no schema may transform,
+    // default or coerce a value, otherwise the trusted and strict replays would build different rows.
+    test('no event schema transforms, defaults or coerces a value', () => {
+      const changing: string[] = [];
+      const visit = (schema: z.ZodTypeAny, path: string, seen: Set<z.ZodTypeAny>): void => {
+        if (seen.has(schema)) return;
+        seen.add(schema);
+        const def: unknown = schema._def;
+        // A refinement only checks; a transform or preprocess changes the value.
+        if (schema instanceof z.ZodEffects && schema._def.effect.type !== 'refinement') changing.push(path);
+        if (schema instanceof z.ZodDefault || schema instanceof z.ZodCatch || schema instanceof z.ZodPipeline) changing.push(path);
+        if (typeof def === 'object' && def !== null && 'coerce' in def && def.coerce === true) changing.push(path);
+        if (schema instanceof z.ZodObject) {
+          for (const [key, child] of Object.entries(schema.shape as Record<string, z.ZodTypeAny>)) visit(child, `${path}.${key}`, seen);
+        }
+        const children: unknown[] = [];
+        if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) children.push(schema.unwrap());
+        if (schema instanceof z.ZodArray) children.push(schema.element);
+        if (schema instanceof z.ZodUnion || schema instanceof z.ZodDiscriminatedUnion) children.push(...(schema.options as unknown[]));
+        if (schema instanceof z.ZodIntersection) children.push(schema._def.left, schema._def.right);
+        if (schema instanceof z.ZodRecord) children.push(schema.valueSchema);
+        if (schema instanceof z.ZodTuple) children.push(...(schema.items as unknown[]));
+        if (schema instanceof z.ZodLazy) children.push(schema.schema);
+        if (schema instanceof z.ZodEffects) children.push(schema.innerType());
+        for (const child of children) if (child instanceof z.ZodType) visit(child, path, seen);
+      };
+      for (const [type, schema] of Object.entries(eventSchemas)) visit(schema, type, new Set());
+      expect(changing).toEqual([]);
+    });
   });
 });

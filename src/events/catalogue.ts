@@ -94,6 +94,34 @@ export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
   } as EventEnvelope;
 }
 
+/**
+ * The cheap read of a stored event, for replays: every event was checked against its schema when
+ * it was appended (newEvent, the append path), and the schemas neither transform nor default
+ * anything, so the stored JSON is what the strict decode would return. Only the type and the
+ * schema version are checked; anything else throws an EventDecodeError, unknown types included
+ * (a replay must never skip an event silently). decodeEvent stays the strict path.
+ */
+export function trustStoredEvent(raw: RawEvent): EventEnvelope {
+  if (!isKnownEventType(raw.type)) {
+    throw new EventDecodeError(raw.eventId, raw.type, 'unknown event type');
+  }
+  if (raw.schemaVersion !== currentSchemaVersion) {
+    throw new EventDecodeError(raw.eventId, raw.type, `schema version ${raw.schemaVersion} is not ${currentSchemaVersion}, the version this code reads without decoding`);
+  }
+  if (typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) {
+    throw new EventDecodeError(raw.eventId, raw.type, '(root): the data is not a JSON object');
+  }
+  // Trusted, not parsed: see above.
+  return {
+    eventId: raw.eventId,
+    tenantId: raw.tenantId,
+    occurredAt: raw.occurredAt,
+    schemaVersion: raw.schemaVersion,
+    type: raw.type,
+    data: raw.data,
+  } as EventEnvelope;
+}
+
 /** Builds an event for appending, checking its data against the catalogue first. */
 export function newEvent<T extends EventType>(
   type: T,

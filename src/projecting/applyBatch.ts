@@ -1,5 +1,5 @@
 import type { DatabaseTransactionConnection } from 'slonik';
-import { decodeEvent, type EventType } from '../events/index.js';
+import { decodeEvent, trustStoredEvent, type EventType } from '../events/index.js';
 import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
@@ -49,11 +49,32 @@ type Decoded = { readonly raw: RecordedEvent; readonly event?: ProjectedEvent; r
 export type DecodedBatch = { readonly events: readonly RecordedEvent[]; readonly decoded: readonly Decoded[] };
 
 /**
+ * strict: every event through its zod schema (appends, live projectors, `replay --strict`).
+ * trusted: the replay's fast path, type and schema version checked, the stored JSON trusted
+ * (trustStoredEvent); an event it cannot read stops the replay with its position.
+ */
+export type EventDecoding = 'strict' | 'trusted';
+
+/** The trusted path met an event it cannot read without the strict decode. */
+export class ReplayDecodeError extends Error {
+  constructor(
+    readonly event: Pick<RecordedEvent, 'position' | 'eventId' | 'type' | 'schemaVersion' | 'streamName'>,
+    reason: string,
+  ) {
+    super(
+      `replay stopped at log position ${event.position.tx}/${event.position.seq} (event ${event.eventId}, ${event.type} ` +
+        `v${event.schemaVersion} of ${event.streamName}): ${reason}`,
+    );
+    this.name = 'ReplayDecodeError';
+  }
+}
+
+/**
  * Decodes a batch ahead of applying it, so that a reader can decode the next batch while the
  * database writes the current one.
  */
-export function decodeBatch(events: readonly RecordedEvent[]): DecodedBatch {
-  return { events, decoded: events.map(decodeOne) };
+export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDecoding = 'strict'): DecodedBatch {
+  return { events, decoded: events.map(decoding === 'strict' ? decodeOne : trustOne) };
 }
 
 /**
@@ -187,6 +208,17 @@ async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: rea
       WHERE projection = ${projection} AND generation = ${generation}
     `);
   }
+}
+
+function trustOne(raw: RecordedEvent): Decoded {
+  let envelope;
+  try {
+    envelope = trustStoredEvent(raw);
+  } catch (error) {
+    throw new ReplayDecodeError(raw, error instanceof Error ? error.message : String(error));
+  }
+  const event: ProjectedEvent = Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });
+  return { raw, event };
 }
 
 function decodeOne(raw: RecordedEvent): Decoded {

@@ -1,9 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
+import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
-import { logStart, type EventStore, type LogPosition, type ReadAllResult } from '../eventStore/eventStore.js';
+import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeGeneration,
   createDeferredIndexes,
@@ -30,6 +31,16 @@ export type ReplayOptions = {
   readonly onProgress?: (progress: ReplayProgress) => void;
   /** Stops the replay between batches; its generation is dropped and the live one stays. */
   readonly signal?: AbortSignal;
+  /**
+   * Decode every event through its zod schema, as live projectors do. By default a replay trusts
+   * the stored JSON (checked when it was appended) and checks only type and schema version.
+   */
+  readonly strict?: boolean;
+  /**
+   * How many projections apply a batch side by side, each in a transaction on a connection of its
+   * own. Default: the machine's cores, at most the projections; keep it below the pool's size.
+   */
+  readonly parallelism?: number;
 };
 
 export type ReplayResult = {
@@ -74,41 +85,39 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
       }
       logger.info({ projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`) }, 'replay building');
 
-      let reading: Promise<ReadAllResult & { readonly decodedBatch: DecodedBatch }> | undefined;
-      const readAndDecode = async (from: LogPosition) => {
-        const result = await eventStore.readAll(from, batchSize);
-        return { ...result, decodedBatch: decodeBatch(result.events) };
+      const decoding: EventDecoding = options.strict === true ? 'strict' : 'trusted';
+      const parallelism = Math.max(1, Math.min(options.parallelism ?? availableParallelism(), projections.length));
+      const log = logBatches(eventStore, batchSize)[Symbol.asyncIterator]();
+      // Reading and decoding the next batch overlaps with writing this one.
+      const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
+        const next = await log.next();
+        return next.done === true ? undefined : decodeBatch(next.value, decoding);
       };
+      let reading: Promise<DecodedBatch | undefined> | undefined;
       try {
         const total = Number((await eventStore.head()).eventCount);
         let seen = 0;
         options.onProgress?.({ seen, total });
-        // Reading the next batch overlaps with writing this one.
-        reading = readAndDecode(logStart);
+        const lanes = new Lanes(pool, parallelism, logger);
+        reading = readAndDecode();
         for (;;) {
           options.signal?.throwIfAborted();
           const batch = await reading;
-          if (batch.events.length > 0 && !batch.atHead) reading = readAndDecode(batch.next);
-          if (batch.events.length > 0) {
-            const current = targets;
-            const result = await pool.transaction(async (tx) => {
-              // A crash loses the newest batches together with their checkpoint (the transaction
-              // stays atomic), and this generation is not read yet: no need to wait for the disk.
-              await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-              return applyBatchInTransaction(tx, current, batch.decodedBatch, 'replay', logger);
-            });
-            targets = [...result.targets];
-            seen += batch.events.length;
-            options.onProgress?.({ seen, total: Math.max(total, seen) });
-          }
-          if (batch.atHead || batch.events.length === 0) break;
+          if (batch === undefined) break;
+          reading = readAndDecode();
+          targets = await lanes.apply(targets, batch);
+          seen += batch.events.length;
+          options.onProgress?.({ seen, total: Math.max(total, seen) });
         }
+        reading = undefined;
+        await log.return?.();
 
-        for (const target of targets) {
+        // Once loaded: secondary indexes, then fresh planner statistics before readers see the tables.
+        await lanes.each(targets, async (target) => {
           options.signal?.throwIfAborted();
           await pool.transaction((tx) => createDeferredIndexes(tx, target.projection, target.generation.schemaName));
           await analyzeGeneration(pool, target.projection, target.generation.schemaName);
-        }
+        });
 
         // While the switch transaction holds the locks it reads the log itself when the log is in
         // the same database; otherwise on the store's own connection, outside the transaction's
@@ -154,6 +163,8 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         return result;
       } catch (error) {
         void reading?.catch(() => undefined);
+        // Closes a log stream still open (its connection).
+        await log.return?.().catch(() => undefined);
         const reason = error instanceof Error ? error.message : String(error);
         for (const target of targets) {
           await pool
@@ -179,5 +190,78 @@ async function abandonUnfinishedBuilds(pool: DatabasePool, names: readonly strin
       await dropGenerationSchema(tx, generation.schemaName);
       await setGenerationState(tx, generation, 'failed', 'abandoned: the replay that built it did not finish');
     });
+  }
+}
+
+/**
+ * The whole log for a replay: the store's stream where it has one (one statement, one snapshot),
+ * then readAll from where the stream ended up to the head, for what was appended meanwhile.
+ */
+async function* logBatches(eventStore: EventStore, batchSize: number): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
+  let from: LogPosition = logStart;
+  if (eventStore.streamAll) {
+    for await (const batch of eventStore.streamAll(from, batchSize)) {
+      yield batch.events;
+      from = batch.next;
+    }
+  }
+  for (;;) {
+    const batch = await eventStore.readAll(from, batchSize);
+    if (batch.events.length > 0) yield batch.events;
+    from = batch.next;
+    if (batch.atHead || batch.events.length === 0) return;
+  }
+}
+
+/**
+ * Applies batches with up to `parallelism` projections side by side, each in a transaction of its
+ * own that also moves its checkpoint. The slowest projections of the previous batch start first, so
+ * that a heavy one does not start last and keep the others waiting at the end of the batch.
+ */
+class Lanes {
+  private readonly lastMs = new Map<string, number>();
+
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly parallelism: number,
+    private readonly logger: Logger,
+  ) {}
+
+  async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
+    if (this.parallelism === 1) {
+      const result = await this.pool.transaction(async (tx) => {
+        // A crash loses the newest batches together with their checkpoint (the transaction stays
+        // atomic), and this generation is not read yet: no need to wait for the disk.
+        await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+        return applyBatchInTransaction(tx, targets, batch, 'replay', this.logger);
+      });
+      return [...result.targets];
+    }
+    const byName = new Map<string, BatchTarget>();
+    const ordered = [...targets].sort((a, b) => (this.lastMs.get(b.projection.name) ?? 0) - (this.lastMs.get(a.projection.name) ?? 0));
+    await this.each(ordered, async (target) => {
+      const started = performance.now();
+      const result = await this.pool.transaction(async (tx) => {
+        await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+        return applyBatchInTransaction(tx, [target], batch, 'replay', this.logger);
+      });
+      this.lastMs.set(target.projection.name, performance.now() - started);
+      byName.set(target.projection.name, result.targets[0] ?? target);
+    });
+    return targets.map((target) => byName.get(target.projection.name) ?? target);
+  }
+
+  /** Runs `work` for every target, at most `parallelism` at once; every one ends before a failure is thrown. */
+  async each(targets: readonly BatchTarget[], work: (target: BatchTarget) => Promise<void>): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      for (let index = next++; index < targets.length; index = next++) {
+        const target = targets[index];
+        if (target !== undefined) await work(target);
+      }
+    };
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.parallelism, targets.length) }, worker));
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }

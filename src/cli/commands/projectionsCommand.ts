@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { allProjections, projectionsNamed } from '../../../projections/index.js';
 import { openServices } from '../../main/services.js';
 import { replayProjections } from '../../projecting/replay.js';
@@ -8,7 +9,7 @@ import { integerOption, parseOptions } from '../options.js';
 import { printJson } from '../output.js';
 import { createProgressBar } from '../progressBar.js';
 
-const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME]';
+const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME] [--strict] [--parallel N]';
 
 export const projectionsCommand: Command = async ({ args, config, logger, clock }) => {
   const [action, ...rest] = args;
@@ -40,10 +41,17 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       }
     }
     case 'replay': {
-      const { values } = parseOptions(rest, { projection: { type: 'string', multiple: true } }, usage);
+      const { values } = parseOptions(
+        rest,
+        { projection: { type: 'string', multiple: true }, strict: { type: 'boolean' }, parallel: { type: 'string' } },
+        usage,
+      );
       const names = (values.projection ?? []).flatMap((value) => value.split(',')).map((name) => name.trim()).filter(Boolean);
       const projections = projectionsFromOption(names);
       const services = await openServices(config, logger, clock);
+      // PGlite runs one transaction at a time: side-by-side projections would only queue there.
+      const cores = services.database.kind === 'pglite' ? 1 : availableParallelism();
+      const parallelism = integerOption(values.parallel, 'parallel', { min: 1, max: 16 }, Math.min(cores, projections.length));
       const bar = createProgressBar('replay', 'events', true);
       let started = false;
       try {
@@ -52,6 +60,8 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           eventStore: services.eventStore,
           projections,
           logger,
+          strict: values.strict === true,
+          parallelism,
           onProgress: ({ seen, total }) => {
             // The total is the visible log when the replay starts; it grows if events arrive.
             if (!started) bar.start(total);
