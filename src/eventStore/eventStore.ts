@@ -119,11 +119,11 @@ export interface EventStore {
    */
   readonly readAllOn?: (db: CommonQueryMethods, from: LogPosition, maxCount: number) => Promise<ReadAllResult>;
   /**
-   * The log after `from` up to the horizon as it stands when the stream opens, in batches of
-   * `batchSize`, read as one stream instead of one query per batch (bulk readers: replays). The
-   * reader holds one batch ahead of its consumer, so memory does not grow with the log. Events
-   * that become visible after the stream opened are not in it: read them with readAll. Absent
-   * where a stream would hold the only session (PGlite) or the store has no such read.
+   * The log after `from` in batches of `batchSize`, read as a stream instead of one query per
+   * batch (bulk readers: replays), up to the horizon as it stood when its last segment began. The
+   * reader holds one batch ahead of its consumer, so memory does not grow with the log. Read what
+   * became visible after it ended with readAll. Absent where a stream would hold the only session
+   * (PGlite) or the store has no such read.
    */
   readonly streamAll?: (from: LogPosition, batchSize: number) => AsyncIterable<LogBatch>;
   /** Catch-up then live: yields batches (never empty) until the signal aborts. */

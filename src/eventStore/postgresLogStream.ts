@@ -5,35 +5,39 @@ import { sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
 
 /**
- * The log read as one stream: `COPY (SELECT …) TO STDOUT` on a pg client of its own, one event a
- * line of plain columns, cut into batches here. One statement and one snapshot for
- * the whole log, no per-batch index descent, JSON aggregation or round trip: the fastest way out
- * of Postgres.
+ * The log read as a stream: `COPY (SELECT …) TO STDOUT` on a pg client of its own, one event a
+ * line of plain columns, cut into batches here. No per-batch JSON aggregation or formatting on the
+ * server, no round trip per batch: the fastest way out of Postgres.
+ *
+ * One COPY covers a segment of `segmentBatches` batches, each in a snapshot of its own: a snapshot
+ * held for the whole log would keep Postgres from pruning the row versions a rebuild leaves behind
+ * in the same database (every balance update makes one), and the writes slow down as they pile up.
  *
  * Why a raw pg client: slonik has no COPY. The statements are still rendered by slonik's `sql`
  * tag, and nothing from data is spliced into them: COPY takes no bind parameters, so the start
- * position travels as two transaction-local settings (set_config with bound values) that the
- * constant COPY text reads back.
+ * position and the segment length travel as session settings (set_config with bound values) that
+ * the constant COPY text reads back.
  *
  * Backpressure: pg-copy-streams reads the socket only while this generator is being pulled, so a
  * consumer that holds one batch keeps Postgres waiting instead of buffering the log in memory.
  */
-export async function* streamLog(connectionUri: string, from: LogPosition, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
+export async function* streamLog(
+  connectionUri: string,
+  from: LogPosition,
+  batchSize: number,
+  segmentBatches = 4,
+): AsyncGenerator<LogBatch, void, undefined> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  const segmentSize = batchSize * segmentBatches;
   const client = new pg.Client({ connectionString: connectionUri });
   await client.connect();
   let finished = false;
   try {
-    await client.query(driverText(sql.fragment`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`));
     // The columns leave in their text form, which depends on these two settings (parseTimestamp).
-    await client.query(driverText(sql.fragment`SET LOCAL TimeZone TO 'UTC'`));
-    await client.query(driverText(sql.fragment`SET LOCAL DateStyle TO 'ISO'`));
-    const settings = sql.fragment`
-      SELECT set_config('supply.log_stream_from_tx', ${from.tx.toString()}, true), set_config('supply.log_stream_from_seq', ${from.seq.toString()}, true)
-    `;
-    await client.query(driverText(settings), [...settings.values]);
+    await client.query(driverText(sql.fragment`SET TimeZone TO 'UTC'`));
+    await client.query(driverText(sql.fragment`SET DateStyle TO 'ISO'`));
     // Plain columns: formatting them in SQL (json_build_array, to_char) doubles the server's work.
-    const copy = sql.fragment`
+    const copy = driverText(sql.fragment`
       COPY (
         SELECT transaction_id, global_position, stream_name, stream_revision, event_id, event_type, schema_version, tenant_id,
           occurred_at, recorded_at, data
@@ -41,35 +45,55 @@ export async function* streamLog(connectionUri: string, from: LogPosition, batch
         WHERE (transaction_id, global_position) > (current_setting('supply.log_stream_from_tx')::xid8, current_setting('supply.log_stream_from_seq')::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY transaction_id, global_position
+        LIMIT current_setting('supply.log_stream_limit')::bigint
       ) TO STDOUT
-    `;
-    const stream = client.query(copyTo(driverText(copy)));
-    const decoder = new StringDecoder('utf8');
-    let carry = '';
-    let lines: string[] = [];
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const text = carry + decoder.write(chunk);
-      let start = 0;
-      for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
-        lines.push(text.slice(start, end));
-        start = end + 1;
-        if (lines.length === batchSize) {
-          yield toBatch(lines);
-          lines = [];
-        }
+    `);
+    let position = from;
+    for (;;) {
+      const settings = sql.fragment`
+        SELECT set_config('supply.log_stream_from_tx', ${position.tx.toString()}, false),
+          set_config('supply.log_stream_from_seq', ${position.seq.toString()}, false),
+          set_config('supply.log_stream_limit', ${String(segmentSize)}, false)
+      `;
+      await client.query(driverText(settings), [...settings.values]);
+      let rows = 0;
+      for await (const batch of copyBatches(client.query(copyTo(copy)), batchSize)) {
+        rows += batch.events.length;
+        position = batch.next;
+        yield batch;
       }
-      carry = text.slice(start);
+      // A short segment is the end of the log as it stood when that segment began.
+      if (rows < segmentSize) break;
     }
-    carry += decoder.end();
-    if (carry.length > 0) throw new Error('the log stream ended inside a line');
-    if (lines.length > 0) yield toBatch(lines);
-    await client.query(driverText(sql.fragment`COMMIT`));
     finished = true;
   } finally {
-    // A consumer that stops early leaves the COPY running: closing the connection ends it.
+    // A consumer that stops early leaves a COPY running: closing the connection ends it.
     if (!finished) client.connection.stream.destroy();
     await client.end().catch(() => undefined);
   }
+}
+
+/** The batches of one COPY's output. */
+async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
+  const decoder = new StringDecoder('utf8');
+  let carry = '';
+  let lines: string[] = [];
+  for await (const chunk of stream) {
+    const text = carry + decoder.write(chunk);
+    let start = 0;
+    for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
+      lines.push(text.slice(start, end));
+      start = end + 1;
+      if (lines.length === batchSize) {
+        yield toBatch(lines);
+        lines = [];
+      }
+    }
+    carry = text.slice(start);
+  }
+  carry += decoder.end();
+  if (carry.length > 0) throw new Error('the log stream ended inside a line');
+  if (lines.length > 0) yield toBatch(lines);
 }
 
 /** A fragment's text with pg's placeholders, as slonik's own executeQuery renders it for the driver. */

@@ -9,7 +9,7 @@ import { integerOption, parseOptions } from '../options.js';
 import { printJson } from '../output.js';
 import { createProgressBar } from '../progressBar.js';
 
-const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME] [--strict] [--parallel N]';
+const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME] [--strict] [--parallel N] [--batch N]';
 
 export const projectionsCommand: Command = async ({ args, config, logger, clock }) => {
   const [action, ...rest] = args;
@@ -43,7 +43,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
     case 'replay': {
       const { values } = parseOptions(
         rest,
-        { projection: { type: 'string', multiple: true }, strict: { type: 'boolean' }, parallel: { type: 'string' } },
+        { projection: { type: 'string', multiple: true }, strict: { type: 'boolean' }, parallel: { type: 'string' }, batch: { type: 'string' } },
         usage,
       );
       const names = (values.projection ?? []).flatMap((value) => value.split(',')).map((name) => name.trim()).filter(Boolean);
@@ -52,6 +52,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       // PGlite runs one transaction at a time: side-by-side projections would only queue there.
       const cores = services.database.kind === 'pglite' ? 1 : availableParallelism();
       const parallelism = integerOption(values.parallel, 'parallel', { min: 1, max: 16 }, Math.min(cores, projections.length));
+      const batchSize = integerOption(values.batch, 'batch', { min: 1, max: 100_000 }, 5000);
       const bar = createProgressBar('replay', 'events', true);
       let started = false;
       try {
@@ -61,6 +62,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           projections,
           logger,
           strict: values.strict === true,
+          batchSize,
           parallelism,
           onProgress: ({ seen, total }) => {
             // The total is the visible log when the replay starts; it grows if events arrive.

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
+import { newEvent, streams, type EventEnvelope } from '../events/index.js';
+import { sql } from '../platform/sql.js';
+import { logStart, type EventStore, type LogBatch, type LogPosition, type RecordedEvent } from './eventStore.js';
+import { createPostgresEventStore } from './postgresEventStore.js';
+
+const tenantId = 'ws_stream';
+
+function clinicEvent(index: number, name: string): EventEnvelope {
+  return newEvent('ClinicRenamed', { clinicId: `cli_${index % 7}`, name }, { eventId: randomUUID(), tenantId, occurredAt: `2026-11-01T08:00:00.${String(index % 1000).padStart(3, '0')}Z` });
+}
+
+async function readAllOf(store: EventStore, from: LogPosition, batchSize: number): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  for (let position = from; ; ) {
+    const batch = await store.readAll(position, batchSize);
+    events.push(...batch.events);
+    position = batch.next;
+    if (batch.atHead) return events;
+  }
+}
+
+async function streamed(store: EventStore, from: LogPosition, batchSize: number): Promise<LogBatch[]> {
+  if (!store.streamAll) throw new Error('no streamAll');
+  const batches: LogBatch[] = [];
+  for await (const batch of store.streamAll(from, batchSize)) batches.push(batch);
+  return batches;
+}
+
+/**
+ * Readers stop below the oldest transaction running anywhere on the server (the log horizon), and
+ * other work shares this server: wait until the appends are visible.
+ */
+async function visible(store: EventStore, count: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await readAllOf(store, logStart, 1000)).length < count) {
+    if (Date.now() > deadline) throw new Error(`fewer than ${count} events visible after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
+  let database: TestDatabase | undefined;
+  let store: EventStore | undefined;
+  const subject = () => {
+    if (!database || !store) throw new Error('no database');
+    return { database, store };
+  };
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase();
+    store = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+    // Names that COPY's text format must escape, and text beyond ASCII.
+    const awkward = ['tab\there', 'new\nline', 'back\\slash "quoted"', 'Zürich – 東京 🦷', 'cr\rreturn'];
+    for (let write = 0; write < 12; write += 1) {
+      const events = Array.from({ length: 25 }, (_, index) => clinicEvent(write * 25 + index, awkward[(write + index) % awkward.length] ?? 'x'));
+      await store.appendMany([{ streamName: streams.clinic(tenantId, `cli_${write}`), expectedRevision: 'any', events }]);
+    }
+    await visible(store, 300);
+  }, 60_000);
+  afterAll(async () => {
+    await store?.close();
+    await database?.close();
+  });
+
+  test('gives the events readAll gives, field for field, in batches of the size asked', async () => {
+    const { store } = subject();
+    const expected = await readAllOf(store, logStart, 1000);
+    const batches = await streamed(store, logStart, 40);
+    expect(expected).toHaveLength(300);
+    expect(batches.map((batch) => batch.events.length)).toEqual([...Array.from({ length: 7 }, () => 40), 20]);
+    expect(batches.flatMap((batch) => batch.events)).toEqual(expected);
+    for (const batch of batches) expect(batch.next).toEqual(batch.events.at(-1)?.position);
+  });
+
+  test('starts after the position it is given', async () => {
+    const { store } = subject();
+    const all = await readAllOf(store, logStart, 1000);
+    const middle = all[136];
+    if (!middle) throw new Error('short log');
+    const rest = (await streamed(store, middle.position, 1000)).flatMap((batch) => batch.events);
+    expect(rest).toEqual(all.slice(137));
+  });
+
+  test('a consumer that stops early closes the stream connection', async () => {
+    const { store, database } = subject();
+    if (!store.streamAll) throw new Error('no streamAll');
+    const copying = () =>
+      database.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
+        SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%COPY (%TO STDOUT%'
+      `);
+    for await (const batch of store.streamAll(logStart, 5)) {
+      expect(batch.events).toHaveLength(5);
+      expect(await copying()).toBe(1);
+      break;
+    }
+    const deadline = Date.now() + 5000;
+    while ((await copying()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await copying()).toBe(0);
+  });
+});
+
+describe('on PGlite', () => {
+  test('the store offers no stream (it would hold the only session): replays read page by page', async () => {
+    const database = await createPgliteTestDatabase();
+    const store = createPostgresEventStore({ pool: database.pool, kind: 'pglite', logger: silentLogger, connectionUri: database.url });
+    try {
+      expect(store.streamAll).toBeUndefined();
+    } finally {
+      await store.close();
+      await database.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DatabasePool } from 'slonik';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { allProjections } from '../../projections/index.js';
+import { seed } from '../../src/console/seed.js';
+import { newEvent, type EventEnvelope } from '../../src/events/index.js';
+import { compareLogPositions, type EventStore, type LogPosition } from '../../src/eventStore/eventStore.js';
+import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
+import { sql } from '../../src/platform/sql.js';
+import { ReplayDecodeError } from '../../src/projecting/applyBatch.js';
+import { loadGenerations } from '../../src/projecting/generations.js';
+import { replayProjections } from '../../src/projecting/replay.js';
+import { cliPath } from '../support/cli.js';
+import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
+import { readModelDigests } from '../support/projectionTestBed.js';
+
+const asOf = '2026-11-01T00:00:00.000Z';
+
+type Seeded = { database: TestDatabase; eventStore: EventStore };
+
+async function openSeeded(scale: 'small' | 'medium'): Promise<Seeded & { workspaceId: string }> {
+  const database = await createPostgresTestDatabase();
+  const eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+  const summary = await seed({ eventStore, params: { seed: 23, tenants: 1, days: 60, scale, asOf } });
+  const workspaceId = summary.tenants[0]?.workspaceId;
+  if (workspaceId === undefined) throw new Error('the seed gave no tenant');
+  return { database, eventStore, workspaceId };
+}
+
+async function closeSeeded(seeded: Seeded | undefined): Promise<void> {
+  await seeded?.eventStore.close();
+  await seeded?.database.close();
+}
+
+const buildingRow = z.object({ projection: z.string(), generation: z.number(), seen: z.bigint() });
+
+async function buildingGenerations(pool: DatabasePool) {
+  return pool.any(sql.type(buildingRow)`
+    SELECT projection, generation, events_seen AS seen FROM projection_generations WHERE state = 'building' ORDER BY projection
+  `);
+}
+
+async function schemaExists(pool: DatabasePool, schemaName: string): Promise<boolean> {
+  return pool.oneFirst(sql.type(z.object({ exists: z.boolean() }))`
+    SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = ${schemaName}) AS exists
+  `);
+}
+
+describe('replays of a medium seed (real Postgres)', () => {
+  let seeded: Seeded | undefined;
+  let reference: Record<string, string> | undefined;
+  beforeAll(async () => {
+    seeded = await openSeeded('medium');
+  }, 300_000);
+  afterAll(async () => closeSeeded(seeded));
+
+  test('the trusted fast path, side by side, and the strict path one at a time build identical read tables', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool } = seeded.database;
+    const fast = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3 });
+    const fastDigests = await readModelDigests(pool, allProjections);
+    const strict = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, strict: true, parallelism: 1 });
+    const strictDigests = await readModelDigests(pool, allProjections);
+
+    expect(fast.events).toBeGreaterThan(50_000);
+    expect(strict.events).toBe(fast.events);
+    expect(strictDigests).toEqual(fastDigests);
+    // Not vacuous: every table holds rows (an empty table has the digest of the empty string).
+    const emptyDigest = 'd41d8cd98f00b204e9800998ecf8427e';
+    expect(Object.entries(fastDigests).filter(([, digest]) => digest === emptyDigest)).toEqual([]);
+    reference = fastDigests;
+  }, 600_000);
+
+  test('a rebuild SIGKILLed at a random batch leaves the live tables serving, and run again it ends identical', async () => {
+    if (!seeded || !reference) throw new Error('the previous test did not run');
+    const { pool, url } = seeded.database;
+    const batch = 2000;
+    const batches = Math.ceil(Number((await seeded.eventStore.head()).eventCount) / batch);
+    // Somewhere in the first four fifths of the log, so that the kill lands during the load.
+    const killAt = 1 + Math.floor(Math.random() * Math.max(1, Math.floor(batches * 0.8) - 1));
+    const before = (await loadGenerations(pool, ['active'])).map((g) => g.generation);
+
+    const child = spawn(process.execPath, [cliPath, 'projections', 'replay', '--parallel', '2', '--batch', String(batch)], {
+      env: { PATH: process.env.PATH, DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const deadline = performance.now() + 240_000;
+    let killedAtSeen = 0n;
+    for (;;) {
+      const building = await buildingGenerations(pool);
+      const furthest = building.reduce((max, g) => (g.seen > max ? g.seen : max), 0n);
+      if (furthest >= BigInt(killAt * batch)) {
+        child.kill('SIGKILL');
+        killedAtSeen = furthest;
+        break;
+      }
+      if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the replay ended or stalled before batch ${killAt}`);
+      await sleep(5);
+    }
+    await exited;
+
+    // Killed mid-load: its generations are left building, the live ones are as they were.
+    const left = await buildingGenerations(pool);
+    expect(left.length).toBe(allProjections.length);
+    expect(killedAtSeen).toBeGreaterThan(0n);
+    expect((await loadGenerations(pool, ['active'])).map((g) => g.generation)).toEqual(before);
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, batchSize: batch });
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    // What the killed run left is dropped, not reused.
+    const failed = await loadGenerations(pool, ['failed']);
+    for (const generation of left) {
+      const row = failed.find((g) => g.projection === generation.projection && g.generation === generation.generation);
+      expect(row?.error).toMatch(/abandoned/);
+      expect(await schemaExists(pool, row?.schemaName ?? '')).toBe(false);
+    }
+  }, 600_000);
+});
+
+describe('the trusted fast path never skips an event it cannot read (small seed)', () => {
+  let seeded: (Seeded & { workspaceId: string }) | undefined;
+  // Each case poisons its log for good: a database each.
+  beforeEach(async () => {
+    seeded = await openSeeded('small');
+  }, 120_000);
+  afterEach(async () => closeSeeded(seeded));
+
+  async function appendRaw(event: EventEnvelope): Promise<LogPosition> {
+    if (!seeded) throw new Error('no database');
+    const { position } = await seeded.eventStore.append(`supply.clinic-${seeded.workspaceId}.cli_odd`, [event], 'any');
+    // Readers stop below the oldest transaction open on the (shared) server: wait until it is readable.
+    const deadline = Date.now() + 30_000;
+    while (compareLogPositions((await seeded.eventStore.head()).position, position) < 0) {
+      if (Date.now() > deadline) throw new Error('the appended event did not become visible');
+      await sleep(50);
+    }
+    return position;
+  }
+
+  async function expectStopsAt(position: LogPosition, eventId: string, reason: RegExp): Promise<void> {
+    if (!seeded) throw new Error('no database');
+    const { pool } = seeded.database;
+    const live = await readModelDigests(pool, allProjections);
+    const replay = replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    await expect(replay).rejects.toThrow(ReplayDecodeError);
+    await expect(replay).rejects.toThrow(`log position ${position.tx}/${position.seq}`);
+    await expect(replay).rejects.toThrow(eventId);
+    await expect(replay).rejects.toThrow(reason);
+    expect(await buildingGenerations(pool)).toEqual([]);
+    expect(await readModelDigests(pool, allProjections)).toEqual(live);
+  }
+
+  test('an unknown event type stops it with the event position; the strict path skips it as live projectors do', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool } = seeded.database;
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    const eventId = randomUUID();
+    const unknown = { eventId, tenantId: seeded.workspaceId, occurredAt: asOf, schemaVersion: 1, type: 'ClinicRepainted', data: { colour: 'teal' } };
+    const position = await appendRaw(unknown as unknown as EventEnvelope);
+    await expectStopsAt(position, eventId, /unknown event type/);
+    const strict = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, strict: true });
+    expect(strict.events).toBe(Number((await seeded.eventStore.head()).eventCount));
+  }, 180_000);
+
+  test('a schema version this code does not read stops it with the event position', async () => {
+    if (!seeded) throw new Error('no database');
+    await replayProjections({ pool: seeded.database.pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    const eventId = randomUUID();
+    const event = newEvent('ClinicRenamed', { clinicId: 'cli_odd', name: 'Later' }, { eventId, tenantId: seeded.workspaceId, occurredAt: asOf });
+    const position = await appendRaw({ ...event, schemaVersion: 2 });
+    await expectStopsAt(position, eventId, /schema version 2/);
+  }, 180_000);
+});
