@@ -17,7 +17,7 @@ import { logStart, type LogHead, type LogPosition, type ReadAllResult, type Reco
  */
 const eventBatch = z.object({ events: z.unknown() });
 
-const eventTuple = sql.fragment`
+export const eventTuple = sql.fragment`
   json_build_array(
     transaction_id::text, global_position, stream_name, stream_revision, event_id, event_type, schema_version, tenant_id,
     to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -106,7 +106,8 @@ export async function streamNamesWithPrefix(db: CommonQueryMethods, prefix: stri
   return [...names];
 }
 
-function toRecordedEvents(value: unknown): RecordedEvent[] {
+/** The events of a JSON array of eventTuple arrays (readLog's batches, streamLog's lines). */
+export function toRecordedEvents(value: unknown): RecordedEvent[] {
   if (!Array.isArray(value)) throw new TypeError('an event batch is a JSON array');
   const events = new Array<RecordedEvent>(value.length);
   // Events of one transaction share its id: convert it once.
