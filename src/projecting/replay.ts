@@ -194,8 +194,9 @@ async function abandonUnfinishedBuilds(pool: DatabasePool, names: readonly strin
 }
 
 /**
- * The whole log for a replay: the store's stream where it has one (one statement, one snapshot),
- * then readAll from where the stream ended up to the head, for what was appended meanwhile.
+ * The whole log for a replay: the store's stream where it has one (Postgres: COPY, a few batches a
+ * statement), then readAll from where the stream ended up to the head, for what was appended
+ * meanwhile.
  */
 async function* logBatches(eventStore: EventStore, batchSize: number): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
   let from: LogPosition = logStart;
