@@ -1,4 +1,5 @@
-import type { DatabaseTransactionConnection } from 'slonik';
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
 import { decodeEvent, trustStoredEvent, type EventType } from '../events/index.js';
 import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
@@ -73,8 +74,23 @@ export class ReplayDecodeError extends Error {
  * Decodes a batch ahead of applying it, so that a reader can decode the next batch while the
  * database writes the current one.
  */
-export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDecoding = 'strict'): DecodedBatch {
-  return { events, decoded: events.map(decoding === 'strict' ? decodeOne : trustOne) };
+export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDecoding = 'strict', suspects: ReadonlySet<string> = noSuspects): DecodedBatch {
+  if (decoding === 'strict') return { events, decoded: events.map(decodeOne) };
+  // An event a projector already dead-lettered is known not to be what it claims: decode it strictly.
+  return { events, decoded: events.map((raw) => (suspects.size > 0 && suspects.has(raw.eventId) ? decodeOne(raw) : trustOne(raw))) };
+}
+
+const noSuspects: ReadonlySet<string> = new Set();
+
+/**
+ * Ids of the events dead-lettered by these projections (any generation): the events of the log
+ * a replay must not trust. Poison events are rare, so the set stays small.
+ */
+export async function deadLetteredEventIds(db: CommonQueryMethods, projections: readonly string[]): Promise<ReadonlySet<string>> {
+  const ids = await db.anyFirst(sql.type(z.object({ eventId: z.string() }))`
+    SELECT DISTINCT event_id AS "eventId" FROM projection_dead_letters WHERE projection = ANY(${sql.array([...projections], 'text')})
+  `);
+  return new Set(ids);
 }
 
 /**

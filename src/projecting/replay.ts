@@ -4,7 +4,7 @@ import type { DatabasePool } from 'slonik';
 import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeGeneration,
   createDeferredIndexes,
@@ -77,6 +77,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
       if (taken.length !== names.length) throw new ReplayBusyError(names.filter((name) => !taken.includes(name)));
       await ensureActiveGenerations(pool, projections);
       await abandonUnfinishedBuilds(pool, names, logger);
+      const suspects = options.strict === true ? undefined : await deadLetteredEventIds(pool, names);
 
       let targets: BatchTarget[] = [];
       for (const projection of projections) {
@@ -91,7 +92,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
       // Reading and decoding the next batch overlaps with writing this one.
       const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
         const next = await log.next();
-        return next.done === true ? undefined : decodeBatch(next.value, decoding);
+        return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects);
       };
       let reading: Promise<DecodedBatch | undefined> | undefined;
       try {
