@@ -6,7 +6,7 @@ import { createRequestBudget } from '../api/rateLimit/requestBudget.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
 import { createPrincipalCache } from '../keys/principalCache.js';
-import { createDatabasePool, type Database } from '../platform/db.js';
+import { createDatabasePool, requestPoolTimeouts, type Database } from '../platform/db.js';
 import { createProjectionReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
@@ -34,12 +34,17 @@ export async function composeApi(
   const exportService = options.exports.service;
   if (exportService === undefined) throw new Error('the api role needs the export queue');
   // Requests of the hot operations take one connection of the reader; the others one of this pool.
-  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 2 : 5, database.kind, { resetOnRelease: false });
+  // Both are bounded (requestPoolTimeouts) so that a request ends in bounded time while Postgres is away.
+  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 2 : 5, database.kind, {
+    resetOnRelease: false,
+    timeouts: requestPoolTimeouts,
+  });
   const reads = createProjectionReader(database.connectionUri, {
     kind: database.kind,
     maximumPoolSize: database.kind === 'pglite' ? 2 : 10,
     logger,
     validateRows: options.validateProjectionRows ?? false,
+    timeouts: requestPoolTimeouts,
   });
   const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
     await reads.close();

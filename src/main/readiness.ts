@@ -10,15 +10,28 @@ import type { ProjectionsReport } from '../projecting/status.js';
  */
 export const readyLag = { events: 5000, seconds: 30 } as const;
 
-/** Ready when the database answers and every projection is within `readyLag` of the head. */
-export function createReadiness(pool: DatabasePool, report: () => Promise<ProjectionsReport>): () => Promise<Readiness> {
+/** Longest a readiness check waits for the database; a pool that cannot answer a `SELECT 1` by then is unusable. */
+export const readinessCheckTimeoutMs = 2_000;
+
+/**
+ * Ready when the database answers through every pool the process serves with (a pool whose slots
+ * are all stuck answers nothing, even while Postgres is fine) and every projection is within
+ * `readyLag` of the head. Every check is bounded, so /readyz answers while the database is away.
+ */
+export function createReadiness(
+  pools: { readonly database: DatabasePool; readonly requests?: DatabasePool },
+  report: () => Promise<ProjectionsReport>,
+  timeoutMs: number = readinessCheckTimeoutMs,
+): () => Promise<Readiness> {
   return async (): Promise<Readiness> => {
-    try {
-      await pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`);
-    } catch {
-      return { ready: false, checks: { database: 'unreachable' } };
-    }
-    const current = await report();
+    const [database, requests] = await Promise.all([
+      answersWithin(pools.database, timeoutMs),
+      pools.requests === undefined ? Promise.resolve(true) : answersWithin(pools.requests, timeoutMs),
+    ]);
+    if (!database) return { ready: false, checks: { database: 'unreachable' } };
+    if (!requests) return { ready: false, checks: { database: 'ok', requestPool: 'unusable' } };
+    const current = await withinOrUndefined(report(), timeoutMs);
+    if (current === undefined) return { ready: false, checks: { database: 'ok', projections: 'unknown (status did not load in time)' } };
     const behind = current.projections.filter((p) => p.state === 'not_started' || p.state === 'outdated' || p.lagSeconds > readyLag.seconds || p.lagEvents > readyLag.events);
     return {
       ready: behind.length === 0,
@@ -28,6 +41,24 @@ export function createReadiness(pool: DatabasePool, report: () => Promise<Projec
       },
     };
   };
+}
+
+async function answersWithin(pool: DatabasePool, timeoutMs: number): Promise<boolean> {
+  const answer = pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`);
+  return (await withinOrUndefined(answer, timeoutMs)) === 1;
+}
+
+/** The value, or undefined when the promise rejects or takes longer than `timeoutMs`. */
+async function withinOrUndefined<T>(promise: Promise<T>, timeoutMs: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Runs `load` at most once per `ttlMs`; callers in between share the last answer or the running load. */

@@ -18,6 +18,11 @@ import { openServices } from './services.js';
 export const allRoles = ['api', 'projector', 'worker'] as const;
 export type Role = (typeof allRoles)[number];
 
+/** How long running requests get to finish after SIGTERM or SIGINT. */
+export const requestDrainMs = 10_000;
+/** After SIGTERM or SIGINT the process has ended within this, cleanly or not. */
+export const shutdownGraceMs = 20_000;
+
 export type ServeOptions = { port: number; roles: readonly Role[]; demo: boolean };
 
 /**
@@ -65,7 +70,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
     const app = createApp({
-      readiness: createReadiness(pool, report),
+      readiness: createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report),
       metrics: registry,
       logger,
       errorTypeBase: config.errorTypeBase,
@@ -89,13 +94,19 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   logger.info({ signal }, 'shutting down');
+  // Whatever hangs (a database that went away mid-close, a queue that cannot reach Redis), the
+  // process ends within its grace period. Unref'd: a clean close exits without waiting for it.
+  setTimeout(() => {
+    logger.error({ graceMs: shutdownGraceMs }, 'shutdown did not finish within its grace period; exiting');
+    process.exit(1);
+  }, shutdownGraceMs).unref();
   const closing = server;
   if (closing) {
     await new Promise<void>((resolve) => {
       closing.close(() => resolve());
       closing.closeIdleConnections();
-      // Requests still running after 10 s are cut so that shutdown always ends.
-      setTimeout(() => closing.closeAllConnections(), 10_000).unref();
+      // Requests still running by then are cut so that the rest of the shutdown has time.
+      setTimeout(() => closing.closeAllConnections(), requestDrainMs).unref();
     });
   }
   // Builds under way finish before the database closes.

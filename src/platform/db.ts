@@ -7,6 +7,7 @@ import {
 } from 'slonik';
 import type { Config } from '../config/config.js';
 import type { Logger } from './logger.js';
+import { createResilientPgDriverFactory } from './resilientDriver.js';
 import { createResultParserInterceptor } from './resultParser.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -64,18 +65,39 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
   }
 }
 
+/**
+ * Bounds of the request-serving pool, so that a request ends in bounded time while Postgres is
+ * away: Postgres cancels a statement after `statementMs`; the client gives up on it (and its
+ * connection) after `queryMs`, which also covers an unreachable server; a connection attempt
+ * fails after `connectionMs`.
+ */
+export const requestPoolTimeouts = { statementMs: 5_000, queryMs: 6_000, connectionMs: 3_000 } as const;
+
+export type PoolOptions = {
+  readonly resetOnRelease?: boolean;
+  /** Server- and client-side statement bounds; absent for pools that run long statements (projector, replay, migrations). */
+  readonly timeouts?: typeof requestPoolTimeouts;
+};
+
 export async function createDatabasePool(
   connectionUri: string,
   maximumPoolSize: number,
   kind: DatabaseKind = 'postgres',
-  options: { readonly resetOnRelease?: boolean } = {},
+  options: PoolOptions = {},
 ): Promise<DatabasePool> {
+  const timeouts = options.timeouts;
   return createPool(withUtcSession(connectionUri), {
     interceptors: [createResultParserInterceptor()],
     typeParsers,
     maximumPoolSize,
-    connectionTimeout: 10_000,
-    statementTimeout: 'DISABLE_TIMEOUT',
+    driverFactory: createResilientPgDriverFactory({
+      destroyTimeoutMs: 2_000,
+      ...(timeouts === undefined ? {} : { queryTimeoutMs: timeouts.queryMs }),
+    }),
+    connectionTimeout: timeouts?.connectionMs ?? 10_000,
+    statementTimeout: timeouts?.statementMs ?? 'DISABLE_TIMEOUT',
+    // A client destroyed mid-query waits this long for the query before closing the socket.
+    gracefulTerminationTimeout: 1_000,
     idleTimeout: 10_000,
     idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT',
     // PGlite is one session shared by every socket connection: DISCARD ALL on release would drop

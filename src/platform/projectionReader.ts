@@ -41,6 +41,12 @@ export type ProjectionReaderOptions = {
    * per row cost more than the statement on the hot path.
    */
   readonly validateRows: boolean;
+  /**
+   * Statement, query and connection bounds (`requestPoolTimeouts`). pg's client-side query
+   * timeout also ends a query to a server that no longer answers; the pool then drops that
+   * connection, and a request waiting for a connection gives up after the connection timeout.
+   */
+  readonly timeouts?: { readonly statementMs: number; readonly queryMs: number; readonly connectionMs: number };
 };
 
 /** Distinct statement texts given a name of their own; any further ones run unnamed. */
@@ -53,12 +59,13 @@ const maxNamedStatements = 500;
  * so there the statements stay unnamed (their names would collide across connections).
  */
 export function createProjectionReader(connectionUri: string, options: ProjectionReaderOptions): ProjectionReader {
-  const { kind, logger, validateRows } = options;
+  const { kind, logger, validateRows, timeouts } = options;
   const pool = new pg.Pool({
     connectionString: withUtcSession(connectionUri),
     max: options.maximumPoolSize,
     idleTimeoutMillis: 10_000,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: timeouts?.connectionMs ?? 10_000,
+    ...(timeouts === undefined ? {} : { statement_timeout: timeouts.statementMs, query_timeout: timeouts.queryMs }),
     types: { getTypeParser: getTypeParser as typeof pg.types.getTypeParser },
   });
   // An idle connection that breaks is dropped by the pool; without a listener the error would end the process.

@@ -31,7 +31,16 @@ export type V1Dependencies = {
   readonly clock: Clock;
   readonly analyticsCaps: AnalyticsCaps;
   readonly exports: ExportService;
+  /** Overrides `requestDeadlineMs` (tests). */
+  readonly requestDeadlineMs?: number;
 };
+
+/**
+ * Longest a /v1 request may run before it is answered 500 `common.internal_error`: the
+ * database's own bounds (connection, statement and query timeouts) end most work sooner, but a
+ * request can also queue for a pool slot for as long as the database is away.
+ */
+export const requestDeadlineMs = 10_000;
 
 /** Largest request body /v1 reads (only the export request has one). */
 export const maxBodyBytes = 16 * 1024;
@@ -62,8 +71,11 @@ export function v1Router(deps: V1Dependencies): Router {
     router[operation.method](path, (request: Request, response: Response) => {
       // A key that fails its format or checksum is refused before a connection is even taken.
       const presented = wellFormedKeyOf(request.headers.authorization);
-      if (operation.guardedReads === true) return serveGuardedOperation(deps, operation, presented, request, response);
-      return deps.db.connect((db) => serveOperation(deps, operation, db, presented, request, response));
+      return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
+        operation.guardedReads === true
+          ? serveGuardedOperation(deps, operation, presented, request, response)
+          : deps.db.connect((db) => serveOperation(deps, operation, db, presented, request, response)),
+      );
     });
   }
   for (const [path, methods] of methodsByPath) {
@@ -76,6 +88,34 @@ export function v1Router(deps: V1Dependencies): Router {
     throw new ApiError('common.not_found');
   });
   return router;
+}
+
+/** A request that ran out of time; answered like any unexpected failure. */
+export class RequestDeadlineError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`request did not finish within ${deadlineMs} ms`);
+    this.name = 'RequestDeadlineError';
+  }
+}
+
+/**
+ * Runs `work`, or rejects once `deadlineMs` has passed. Work that finishes later finds its
+ * response already sent; whatever it ends with is dropped.
+ */
+async function withinDeadline(deadlineMs: number, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const running = work();
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      running.catch(() => undefined);
+      reject(new RequestDeadlineError(deadlineMs));
+    }, deadlineMs);
+  });
+  try {
+    await Promise.race([running, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** One operation on one connection: key, scope, safety check, budget, parameters, handler. */

@@ -1,0 +1,110 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Deployment } from './deployment.js';
+import { runLoad, type Sample } from './load.js';
+
+export type PostgresCutFigures = {
+  readonly mode: 'stop' | 'partition';
+  readonly clients: number;
+  readonly cutMs: number;
+  readonly requests: number;
+  readonly duringCut: Record<string, number>;
+  readonly noAnswer: number;
+  readonly slowestMs: number;
+  readonly slowestDuringCutMs: number;
+  readonly recoveryMs: number | null;
+  readonly readyzDuringCut: Record<string, number>;
+  readonly readyzAfter: Record<string, number>;
+  readonly failures: string[];
+};
+
+/** Bound on any one request while the database is away (connection and statement timeouts, plus slack). */
+export const requestBoundMs = 12_000;
+/** The API must answer 200 again this soon after the database returns. */
+export const recoveryBoundMs = 2_000;
+
+/**
+ * `clients` clients read `/v1/orders` from both API processes; every process loses Postgres for
+ * `cutMs` (connections reset and refused, or a silent partition), then gets it back.
+ */
+export async function postgresCut(deployment: Deployment, options: { clients: number; cutMs: number; mode: 'stop' | 'partition' }): Promise<PostgresCutFigures> {
+  const apis = deployment.byRole('api');
+  const stop = new AbortController();
+  const load = runLoad({ bases: apis.map((api) => api.base()), path: '/v1/orders?limit=50', key: deployment.key, clients: options.clients, stop: stop.signal });
+  const readyz: { at: number; status: number }[] = [];
+  const probing = (async () => {
+    while (!stop.signal.aborted) {
+      for (const api of apis) {
+        const at = performance.now();
+        const status = await fetch(`${api.base()}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
+        readyz.push({ at, status });
+      }
+      await sleep(250);
+    }
+  })();
+  await sleep(3_000);
+  const cutAt = performance.now();
+  for (const service of deployment.processes) {
+    if (options.mode === 'stop') await service.postgres.stop();
+    else service.postgres.partition();
+  }
+  await sleep(options.cutMs);
+  const backAt = performance.now();
+  for (const service of deployment.processes) {
+    if (options.mode === 'partition') service.postgres.heal();
+    await service.postgres.start();
+  }
+  await sleep(10_000);
+  stop.abort();
+  const samples = await load;
+  await probing;
+  return summarise(samples, readyz, cutAt, backAt, options);
+}
+
+function summarise(
+  samples: Sample[],
+  readyz: { at: number; status: number }[],
+  cutAt: number,
+  backAt: number,
+  options: { clients: number; cutMs: number; mode: 'stop' | 'partition' },
+): PostgresCutFigures {
+  const failures: string[] = [];
+  const duringCut: Record<string, number> = {};
+  for (const sample of samples.filter((s) => s.startedAt >= cutAt && s.startedAt < backAt)) {
+    const label = sample.code === undefined ? String(sample.status) : `${sample.status} ${sample.code}`;
+    duringCut[label] = (duringCut[label] ?? 0) + 1;
+  }
+  const noAnswer = samples.filter((s) => s.status === 0).length;
+  const slowestMs = Math.round(Math.max(0, ...samples.map((s) => s.endedAt - s.startedAt)));
+  const slowestDuringCutMs = Math.round(Math.max(0, ...samples.filter((s) => s.endedAt >= cutAt && s.startedAt < backAt).map((s) => s.endedAt - s.startedAt)));
+  // Recovery: from the database's return to the start of the first run of answers that are all 200.
+  const after = samples.filter((s) => s.startedAt >= backAt).sort((a, b) => a.startedAt - b.startedAt);
+  const lastBad = after.filter((s) => s.status !== 200).at(-1);
+  const firstGoodAfterLastBad = lastBad === undefined ? after[0] : after.find((s) => s.startedAt > lastBad.startedAt && s.status === 200);
+  const recoveryMs = firstGoodAfterLastBad === undefined ? null : Math.round(Math.max(0, firstGoodAfterLastBad.endedAt - backAt));
+  const count = (list: { status: number }[]) => list.reduce<Record<string, number>>((acc, r) => ({ ...acc, [String(r.status)]: (acc[String(r.status)] ?? 0) + 1 }), {});
+  // Readiness is given a second to notice either change (its checks are cached for one).
+  const readyzDuringCut = count(readyz.filter((r) => r.at >= cutAt + 2_000 && r.at < backAt));
+  const readyzAfter = count(readyz.filter((r) => r.at >= backAt + 3_000));
+
+  if (noAnswer > 0) failures.push(`${noAnswer} requests got no HTTP answer`);
+  if (slowestMs > requestBoundMs) failures.push(`the slowest request took ${slowestMs} ms (bound ${requestBoundMs} ms)`);
+  const wrong = Object.keys(duringCut).filter((label) => label !== '200' && label !== '500 common.internal_error');
+  if (wrong.length > 0) failures.push(`answers during the cut other than 200 or 500 common.internal_error: ${wrong.join(', ')}`);
+  if (recoveryMs === null || recoveryMs > recoveryBoundMs) failures.push(`recovery took ${String(recoveryMs)} ms (bound ${recoveryBoundMs} ms)`);
+  if (Object.keys(readyzDuringCut).some((status) => status !== '503')) failures.push(`/readyz during the cut: ${JSON.stringify(readyzDuringCut)}`);
+  if (Object.keys(readyzAfter).some((status) => status !== '200')) failures.push(`/readyz after the cut: ${JSON.stringify(readyzAfter)}`);
+  return {
+    mode: options.mode,
+    clients: options.clients,
+    cutMs: options.cutMs,
+    requests: samples.length,
+    duringCut,
+    noAnswer,
+    slowestMs,
+    slowestDuringCutMs,
+    recoveryMs,
+    readyzDuringCut,
+    readyzAfter,
+    failures,
+  };
+}
