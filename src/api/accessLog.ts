@@ -4,12 +4,40 @@ import { stateOf } from './requestState.js';
 
 /**
  * One log line per finished request: id, method, URL, status, duration, and the tenant and key
- * prefix once known. No header is logged (the Authorization header never is), nor a link's signature. Written by hand
+ * prefix once known. No header is logged (the Authorization header never is), nor a credential in
+ * the query string (`loggableUrl`). Written by hand
  * rather than with pino-http, whose child logger per request cost more than a whole keyed read.
  */
-/** A download link's signature is a credential while it is valid: it is logged as `[redacted]`. */
+/**
+ * Query parameters whose values are credentials: a download link's signature while it is valid,
+ * and keys or tokens a client put in the query string although only the Authorization header is
+ * read (the API ignores them, the log must not keep them). Compared without case, after decoding.
+ */
+export const credentialQueryParameters: ReadonlySet<string> = new Set(['signature', 'x-amz-signature', 'x-amz-credential', 'x-amz-security-token', 'api_key', 'apikey', 'key', 'token', 'access_token']);
+
+/** The URL as logged: each credential parameter's value is `[redacted]`, everything else as sent. */
 export function loggableUrl(url: string): string {
-  return url.replace(/([?&]signature=)[^&#]*/gi, '$1[redacted]');
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const hashStart = url.indexOf('#', queryStart);
+  const query = url.slice(queryStart + 1, hashStart === -1 ? undefined : hashStart);
+  const redacted = query
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return credentialQueryParameters.has(decodedName(name).toLowerCase()) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, queryStart + 1)}${redacted}${hashStart === -1 ? '' : url.slice(hashStart)}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).trim();
+  } catch {
+    return name;
+  }
 }
 
 export function accessLog(logger: Logger): RequestHandler {

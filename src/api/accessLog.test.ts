@@ -1,0 +1,25 @@
+import { describe, expect, test } from 'vitest';
+import { loggableUrl } from './accessLog.js';
+
+describe('loggableUrl: credentials in the query string never reach the access log', () => {
+  test.each([
+    ['/v1/orders?api_key=svc_test_secret', '/v1/orders?api_key=[redacted]'],
+    ['/v1/orders?key=svc_test_secret&limit=5', '/v1/orders?key=[redacted]&limit=5'],
+    ['/v1/orders?limit=5&token=abc', '/v1/orders?limit=5&token=[redacted]'],
+    ['/v1/me?access_token=abc#frag', '/v1/me?access_token=[redacted]#frag'],
+    ['/v1/me?ACCESS_TOKEN=abc', '/v1/me?ACCESS_TOKEN=[redacted]'],
+    ['/v1/me?Api_Key=abc', '/v1/me?Api_Key=[redacted]'],
+    // Encoded names are what the application would decode, so they are redacted too.
+    ['/v1/me?api%5Fkey=abc', '/v1/me?api%5Fkey=[redacted]'],
+    ['/v1/me?to%6Ben=abc&x=1', '/v1/me?to%6Ben=[redacted]&x=1'],
+    ['/v1/me?key', '/v1/me?key=[redacted]'],
+    ['/v1/me?key=a&key=b', '/v1/me?key=[redacted]&key=[redacted]'],
+    ['/downloads/exports/x.csv?expires=1&signature=deadbeef', '/downloads/exports/x.csv?expires=1&signature=[redacted]'],
+  ])('%s is logged as %s', (url, logged) => {
+    expect(loggableUrl(url)).toBe(logged);
+  });
+
+  test.each(['/v1/orders?limit=5&status=draft', '/v1/orders', '/v1/orders?keyboard=1&monkey=2&tokens=3', '/v1/me?%E0%A4%A=1'])('%s is logged as sent', (url) => {
+    expect(loggableUrl(url)).toBe(url);
+  });
+});
