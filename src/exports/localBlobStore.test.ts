@@ -124,10 +124,17 @@ describe('local blob store and download route', () => {
     expect(await after.json()).toMatchObject({ status: 404, code: 'common.not_found' });
   });
 
-  it('never reports expiry later than the link really works, for a clock between seconds', async () => {
-    const link = await store.link(fileOf('between-seconds'), new Date('2026-11-01T10:00:00.750Z'));
-    expect(link.expiresAt.toISOString()).toBe('2026-11-01T10:05:00.000Z');
-    expect(new URL(link.url).searchParams.get('expires')).toBe(String(Date.parse('2026-11-01T10:05:00.000Z') / 1000));
+  it('works for the full five minutes after a poll between seconds, and reports exactly when it stops', async () => {
+    const file = fileOf('between-seconds');
+    const polledAt = new Date('2026-11-01T10:00:00.750Z');
+    const link = await store.link(file, polledAt);
+    expect(link.expiresAt.toISOString()).toBe('2026-11-01T10:05:01.000Z');
+    const url = new URL(link.url);
+    const [expires, signature] = [url.searchParams.get('expires') ?? '', url.searchParams.get('signature') ?? ''];
+    expect(expires).toBe(String(Date.parse('2026-11-01T10:05:01.000Z') / 1000));
+    expect(store.verify(file.key, expires, signature, new Date(polledAt.getTime() + fiveMinutes))).toBe(true);
+    expect(store.verify(file.key, expires, signature, new Date(link.expiresAt.getTime() - 1))).toBe(true);
+    expect(store.verify(file.key, expires, signature, link.expiresAt)).toBe(false);
   });
 
   it('answers every bad or dead link with the same 404, revealing nothing', async () => {

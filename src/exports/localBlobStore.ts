@@ -82,8 +82,9 @@ export function createLocalBlobStore(options: LocalBlobStoreOptions): LocalBlobS
 
     async link(file: StoredFile, now: Date): Promise<DownloadLink> {
       assertStorageKey(file.key);
-      // Whole seconds, rounded down: expiresAt is never later than the moment the link stops working.
-      const expiresSeconds = Math.floor((now.getTime() + downloadLinkValidityMs) / 1000);
+      // Whole seconds, rounded up: the link works for at least the full validity after `now`, and
+      // expiresAt is exactly the moment it stops working.
+      const expiresSeconds = Math.ceil((now.getTime() + downloadLinkValidityMs) / 1000);
       const expires = String(expiresSeconds);
       const query = new URLSearchParams({ expires, signature: sign(file.key, expires) });
       return { url: `${baseUrl()}/downloads/${file.key}?${query.toString()}`, expiresAt: new Date(expiresSeconds * 1000) };

@@ -31,8 +31,20 @@ describe('S3 blob store (against s3rver)', () => {
     expect(Buffer.from(await response.arrayBuffer()).equals(csv)).toBe(true);
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="management-briefing-daily.csv"');
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-    expect(link.expiresAt.getTime()).toBe(Math.floor(now.getTime() / 1000) * 1000 + 5 * 60 * 1000);
-    expect(link.url).toContain('X-Amz-Expires=300');
+    const extra = now.getTime() % 1000 === 0 ? 0 : 1;
+    expect(link.expiresAt.getTime()).toBe(Math.floor(now.getTime() / 1000) * 1000 + (300 + extra) * 1000);
+    expect(link.url).toContain(`X-Amz-Expires=${300 + extra}`);
+  });
+
+  it('keeps a link made between seconds working for the full five minutes after the poll', async () => {
+    const file = fileOf(keyOf('between-seconds'));
+    await store.put(file, csv);
+    const polledAt = new Date('2026-11-01T10:00:00.750Z');
+    const link = await store.link(file, polledAt);
+    expect(link.url).toContain('X-Amz-Date=20261101T100000Z');
+    expect(link.url).toContain('X-Amz-Expires=301');
+    expect(link.expiresAt.toISOString()).toBe('2026-11-01T10:05:01.000Z');
+    expect(link.expiresAt.getTime()).toBeGreaterThanOrEqual(polledAt.getTime() + 5 * 60 * 1000);
   });
 
   it('refuses a link signed more than five minutes ago', async () => {

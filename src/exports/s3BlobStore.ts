@@ -55,9 +55,11 @@ export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
 
     async link(file: StoredFile, now: Date): Promise<DownloadLink> {
       assertStorageKey(file.key);
-      // The signature carries whole seconds (X-Amz-Date), so sign at the whole second and report
-      // the expiry the service will actually enforce.
+      // The signature carries whole seconds (X-Amz-Date and X-Amz-Expires): sign at the whole second
+      // and extend the lifetime by the fraction lost, so that the link works for the full validity
+      // after `now`; report the expiry S3 will actually enforce.
       const signingDate = new Date(Math.floor(now.getTime() / 1000) * 1000);
+      const expiresInSeconds = Math.ceil((now.getTime() + downloadLinkValidityMs - signingDate.getTime()) / 1000);
       const url = await getSignedUrl(
         client,
         new GetObjectCommand({
@@ -67,9 +69,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
           ResponseContentDisposition: attachment(file.fileName),
           ResponseContentType: file.contentType,
         }),
-        { expiresIn: downloadLinkValidityMs / 1000, signingDate },
+        { expiresIn: expiresInSeconds, signingDate },
       );
-      return { url, expiresAt: new Date(signingDate.getTime() + downloadLinkValidityMs) };
+      return { url, expiresAt: new Date(signingDate.getTime() + expiresInSeconds * 1000) };
     },
 
     async delete(key: string): Promise<void> {
