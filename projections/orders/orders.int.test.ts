@@ -298,6 +298,50 @@ describe('orders projection', () => {
     ]);
   });
 
+  it('dead-letters a transition the order state machine does not allow: the order keeps its status and version, and later allowed events apply', async () => {
+    const tenantId = 'tenant-machine';
+    const t = (minute: number) => ({ tenantId, occurredAt: at(minute) });
+    const life = clinicalOrderLife('ord_back', tenantId);
+    const throughAllocated = life.slice(0, 8);
+    const [picking, dispatched, delivered] = [life[8], life[9], life[12]];
+    const [received, closed] = [life[13], life[14]];
+    if (!picking || !dispatched || !delivered || !received || !closed) throw new Error('the order life is shorter than expected');
+    const letters = await bed.project([
+      ...throughAllocated,
+      picking,
+      dispatched,
+      delivered,
+      received,
+      // Appended after the fulfillment was received: picking again would send the order back.
+      event('OrderPickingStarted', { orderId: 'ord_back', pickerId: 'mem_picker' }, t(20)),
+      closed,
+      // Out of a final status.
+      event('OrderCancelled', { orderId: 'ord_back', cancelledBy: 'mem_buyer' }, t(30)),
+      drafted('ord_skip', 2, t(31)),
+      // A draft is never dispatched before it was submitted, approved, allocated and picked.
+      event(
+        'FulfillmentDispatched',
+        { orderId: 'ord_skip', fulfillmentId: 'ful_2', sourceWarehouseId: 'wh_central', destinationWarehouseId: 'wh_express_centro', dispatchedBy: 'mem_picker', boxIds: ['box_2'] },
+        t(32),
+      ),
+      event('OrderCancelled', { orderId: 'ord_skip', cancelledBy: 'mem_requester' }, t(33)),
+    ]);
+    expect(letters.map((l) => [l.eventType, l.projection])).toEqual([
+      ['OrderPickingStarted', 'orders'],
+      ['OrderCancelled', 'orders'],
+      ['FulfillmentDispatched', 'orders'],
+    ]);
+    expect(letters[0]?.error).toBe('OrderPickingStarted would move order tenant-machine/ord_back from partially_fulfilled to picking, which the order state machine does not allow');
+    expect(letters[1]?.error).toMatch(/from closed to cancelled/);
+    expect(letters[2]?.error).toMatch(/from draft to dispatched/);
+    // Versions count the allowed changes only: draft 1 … allocated 5, picking 6, dispatched 7, delivered 8, partially_fulfilled 9, closed 10.
+    const orders = await listOrders(bed.pool, tenantId, { limit: 10 });
+    expect(orders.map((r) => [r.item.orderId, r.item.status, r.item.version])).toEqual([
+      ['ord_back', 'closed', 10],
+      ['ord_skip', 'cancelled', 2],
+    ]);
+  });
+
   it('gives the same tables one event at a time as in batches', async () => {
     for (const row of await bed.oneByOneDigestsMatch()) expect(row.oneByOne, row.table).toBe(row.batched);
   });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { orderStatus, type EventData, type OrderStatus } from '../../src/events/index.js';
-import { orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
+import { isAllowedOrderTransition, orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
 import { sql } from '../../src/platform/sql.js';
 import {
   expectRowCount,
@@ -238,9 +238,10 @@ function foldEvent(event: ProjectedEvent, tracked: Map<string, TrackedOrder>, la
   const order = tracked.get(rowKey(tenantId, orderId));
   if (order === undefined) throw new ProjectionInvariantError(`${event.type} of order ${tenantId}/${orderId}, which was never drafted`);
   const progress = order.progress;
+  const status = orderStatusAfter(event);
+  if (status !== undefined) guardOrderTransition(event, order, status);
   progress.updatedAt = occurredAt;
   if (event.type === 'OrderSubmitted') progress.approvalPlan = storedApprovalPlan(event.data.approvalPlan);
-  const status = orderStatusAfter(event);
   // The version counts status changes: a second approval stage asked for is no new version.
   if (status !== undefined && status !== progress.status) {
     progress.status = status;
@@ -248,6 +249,18 @@ function foldEvent(event: ProjectedEvent, tracked: Map<string, TrackedOrder>, la
     const column = statusTimestamps[status];
     if (column !== undefined && progress[column] === null) progress[column] = occurredAt;
   }
+}
+
+/**
+ * The order state machine's guard: an event that would move an order where its status cannot go
+ * (back from dispatched to picking, out of a final status) is poison. Live, the projector
+ * dead-letters it (recorded in `projection_dead_letters`, counted, shown by `projections status`)
+ * and the order keeps its last allowed status and version; a replay stops on it.
+ */
+export function guardOrderTransition(event: ProjectedEvent, order: TrackedOrder, to: OrderStatus): void {
+  const from = order.progress.status;
+  if (isAllowedOrderTransition(from, to)) return;
+  throw new ProjectionInvariantError(`${event.type} would move order ${order.tenantId}/${order.orderId} from ${from} to ${to}, which the order state machine does not allow`);
 }
 
 /** The plan as stored: the value it was evaluated on is never kept. */

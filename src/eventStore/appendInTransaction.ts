@@ -46,7 +46,8 @@ export function needsTransaction(writes: readonly StreamWrite[]): boolean {
 }
 
 /**
- * Appends the writes with as few statements as possible: one per round of distinct streams. Runs
+ * Appends the writes in their order, with as few statements as that allows: one per round of
+ * consecutive writes to distinct streams. Runs
  * inside the caller's transaction (exported so that tests can hold one open with the adapter's own
  * code), or alone when needsTransaction() is false.
  */
@@ -144,17 +145,25 @@ function conflictFrom(error: unknown, writes: readonly StreamWrite[]): WrongExpe
 }
 
 /**
- * Splits the writes (by index) into rounds in which every stream appears once, so that one
- * statement can claim all streams of a round, and a stream written twice sees its first write.
+ * Splits the writes (by index) into rounds of consecutive writes in which every stream appears
+ * once, so that one statement can claim all streams of a round, a stream written twice sees its
+ * first write, and the log keeps the order of the writes across streams: events appended in
+ * causal order (an order picked, then its fulfillment dispatched) are read back in that order.
  */
 function roundsOfDistinctStreams(writes: readonly StreamWrite[]): number[][] {
   const rounds: number[][] = [];
-  const seen = new Map<string, number>();
+  let round: number[] = [];
+  let names = new Set<string>();
   writes.forEach((write, index) => {
-    const round = seen.get(write.streamName) ?? 0;
-    seen.set(write.streamName, round + 1);
-    (rounds[round] ??= []).push(index);
+    if (names.has(write.streamName)) {
+      rounds.push(round);
+      round = [];
+      names = new Set();
+    }
+    names.add(write.streamName);
+    round.push(index);
   });
+  if (round.length > 0) rounds.push(round);
   return rounds;
 }
 

@@ -41,6 +41,10 @@ function workspaceCreated(tenantId: string) {
   return newEvent('WorkspaceCreated', { workspaceId: tenantId, name: `Praxis "${tenantId}"` }, { eventId: randomUUID(), tenantId, occurredAt });
 }
 
+function workspaceSuspended(tenantId: string) {
+  return newEvent('WorkspaceSuspended', { workspaceId: tenantId }, { eventId: randomUUID(), tenantId, occurredAt });
+}
+
 function itemStatusChanged(tenantId: string, itemId: string) {
   return newEvent('CatalogItemStatusChanged', { itemId, status: 'inactive' }, { eventId: randomUUID(), tenantId, occurredAt });
 }
@@ -310,6 +314,27 @@ export function describeEventStoreContract(name: string, factory: () => Promise<
 
         expect(results.map((result) => result.nextExpectedRevision)).toEqual([0n, 0n, 1n]);
         expect((await store.readStream(clinic)).map((event) => event.type)).toEqual(['ClinicOpened', 'ClinicRenamed']);
+      });
+
+      it('given writes that come back to a stream, then the log holds every event in the order of the writes, across streams', async () => {
+        const tenant = freshTenant();
+        const clinic = streams.clinic(tenant, 'c1');
+        const workspace = streams.workspace(tenant);
+
+        const second = streams.clinic(tenant, 'c2');
+        // Causal order across streams (an order picked, then its fulfillment dispatched) must survive one call.
+        await store.appendMany([
+          { streamName: clinic, expectedRevision: 'no_stream', events: [clinicOpened(tenant, 'c1')] },
+          { streamName: workspace, expectedRevision: 'no_stream', events: [workspaceCreated(tenant)] },
+          { streamName: clinic, expectedRevision: 0n, events: [clinicRenamed(tenant, 'c1', 'B')] },
+          { streamName: workspace, expectedRevision: 0n, events: [workspaceSuspended(tenant)] },
+          { streamName: second, expectedRevision: 'no_stream', events: [clinicOpened(tenant, 'c2')] },
+        ]);
+
+        const logged = [...(await store.readStream(clinic)), ...(await store.readStream(workspace)), ...(await store.readStream(second))].sort((a, b) =>
+          compareLogPositions(a.position, b.position),
+        );
+        expect(logged.map((event) => event.type)).toEqual(['ClinicOpened', 'WorkspaceCreated', 'ClinicRenamed', 'WorkspaceSuspended', 'ClinicOpened']);
       });
 
       it('given a conflict in a later write, then it throws, and an atomic store writes nothing (otherwise the earlier writes stay)', async () => {
