@@ -68,11 +68,13 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     else expect(body).not.toHaveProperty('window');
   });
 
-  test('an unknown metric, a bad date, a time inside a day, an impossible date or from not before to is 400', async () => {
+  test('an unknown metric, a bad date, an impossible date or from not before to is 400', async () => {
     expect((await invalid('/v1/analytics/metrics/low_stock')).detail).toContain('metric');
     await invalid('/v1/analytics/metrics/NOT_A_METRIC');
     expect((await invalid('/v1/analytics/metrics/LOW_STOCK?from=yesterday')).detail).toContain('"from"');
-    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T12:00:00Z');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=10:00');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01%2012:00:00Z');
+    await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T23:59:60Z');
     await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?to=2026-02-30');
     expect((await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-02&to=2026-10-02')).detail).toContain('earlier');
     await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-03&to=2026-10-02');
@@ -82,6 +84,29 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     const b = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T00:00:00Z&to=2026-10-08T00:00:00.000%2B00:00');
     expect(a.window).toEqual({ from: '2026-10-01T00:00:00.000Z', to: '2026-10-08T00:00:00.000Z' });
     expect(b.window).toEqual(a.window);
+    expect(b.evidenceId).toBe(a.evidenceId);
+  });
+
+  test('from and to take any ISO 8601 date or date-time; the window is the whole UTC days that cover them', async () => {
+    const windowOf = async (query: string) => (await get(`/v1/analytics/metrics/ORDER_CYCLE_TIME?${query}`)).window;
+    const days = { from: '2026-10-01T00:00:00.000Z', to: '2026-10-08T00:00:00.000Z' };
+    // A time inside a day: from goes down to its day's start, to up to the next midnight.
+    expect(await windowOf('from=2026-10-01T12:30:00Z&to=2026-10-07T08:00:00Z')).toEqual(days);
+    // Offsets name instants: 01:00+02:00 is 23:00 UTC the day before; 23:30-03:00 is 02:30 UTC the day after.
+    expect(await windowOf('from=2026-10-02T01:00:00%2B02:00&to=2026-10-06T23:30:00-03:00')).toEqual(days);
+    // Basic format, a comma fraction, an hour alone, no offset (UTC).
+    expect(await windowOf('from=20261001T0930Z&to=2026-10-07T23:59:59,999')).toEqual(days);
+    // Ordinal and week dates: day 274 of 2026 is 1 October; Thursday of week 41 is 8 October.
+    expect(await windowOf('from=2026-274&to=2026-W41-4')).toEqual(days);
+    // Midnight UTC as the end excludes that day, whatever form it takes.
+    expect(await windowOf('from=2026-10-01&to=2026-10-08T02:00:00%2B02:00')).toEqual(days);
+    // Within one day: that day.
+    expect(await windowOf('from=2026-10-05T08:00:00Z&to=2026-10-05T09:00:00Z')).toEqual({ from: '2026-10-05T00:00:00.000Z', to: '2026-10-06T00:00:00.000Z' });
+    // Earlier is compared on the instants, before the window is widened to whole days.
+    expect((await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-05T09:00:00Z&to=2026-10-05T08:00:00Z')).detail).toContain('earlier');
+    // The same days give the same evidence, whichever instants named them.
+    const a = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01&to=2026-10-08');
+    const b = await get('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T12:30:00Z&to=2026-10-07T08:00:00Z');
     expect(b.evidenceId).toBe(a.evidenceId);
   });
 

@@ -1,45 +1,53 @@
+import { DateTime } from 'luxon';
 import { dayMs, defaultWindow, type DayWindow } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { invalidRequest } from '../problems/apiError.js';
 import { couldExist, maxIdLength } from './parameters.js';
 
-const dateForm = /^(\d{4})-(\d{2})-(\d{2})(?:T00:00(?::00(?:\.0{1,3})?)?(?:Z|[+-]00:?00))?$/;
+/** A date first: luxon would also read a bare time of day as one on the day of the request. */
+const startsWithDate = /^[+-]?\d{4}/;
 
 /**
- * `from`/`to`: an ISO 8601 UTC date, or a date-time at 00:00 UTC. Analytics aggregate whole UTC
- * days, so a time inside a day would be silently rounded; it is refused instead.
+ * `from`/`to`: any ISO 8601 date or date-time (calendar, ordinal or week date, extended or basic
+ * format, any time of day, with `Z` or an offset; without one, UTC), read as the instant it names.
+ * `resolveWindow` turns the instants into whole UTC days.
  */
 export function windowBoundParameter(which: 'from' | 'to') {
   return z
     .string()
-    .max(40)
-    .regex(dateForm)
-    .refine((value) => isCalendarDate(value))
-    .transform((value) => `${value.slice(0, 10)}T00:00:00.000Z`)
+    .max(64)
+    .regex(startsWithDate)
+    .transform((value, context) => {
+      const instant = DateTime.fromISO(value, { zone: 'utc' });
+      if (!instant.isValid) {
+        context.addIssue({ code: z.ZodIssueCode.custom, message: 'not an ISO 8601 date or date-time' });
+        return z.NEVER;
+      }
+      return instant.toUTC().toISO();
+    })
     .optional()
     .openapi({
       description:
         which === 'from'
-          ? 'First UTC day of the window (inclusive): `YYYY-MM-DD`, or a date-time at 00:00 UTC such as `2026-11-01T00:00:00Z`. Must be earlier than `to`. Default: 29 days before the UTC day of the request.'
-          : 'End of the window (exclusive): the UTC day after the last day included, in the same forms as `from`. Default: the day after the UTC day of the request, so that today so far is included.',
-      example: which === 'from' ? '2026-10-01' : '2026-11-01',
+          ? 'Start of the window: any ISO 8601 date or date-time, for example `2026-10-01`, `2026-10-01T14:30:00+02:00` or `2026-W40-4` (a date-time without an offset is UTC). Figures cover whole UTC days: the window starts at 00:00 UTC of the UTC day that holds this instant. Must be earlier than `to`. Default: 29 days before the UTC day of the request.'
+          : 'End of the window (exclusive), in the same forms as `from`. Figures cover whole UTC days: an instant at exactly 00:00 UTC ends the window there; any other instant extends it to the end of its UTC day (the next 00:00 UTC). Default: the day after the UTC day of the request, so that today so far is included.',
+      example: which === 'from' ? '2026-10-01' : '2026-11-01T00:00:00Z',
     });
-}
-
-function isCalendarDate(value: string): boolean {
-  const day = value.slice(0, 10);
-  const parsed = new Date(`${day}T00:00:00.000Z`);
-  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === day;
 }
 
 /**
  * The window of a request: both bounds default to the 30 UTC days ending with asOf's day; a single
- * bound given keeps the default for the other. `from` must be earlier than `to`.
+ * bound given keeps the default for the other. `from` must be an earlier instant than `to`. The
+ * window is then the smallest run of whole UTC days that covers [from, to): `from` down to the
+ * start of its UTC day, `to` up to the next 00:00 UTC unless it is one. A length limit applies to
+ * those days.
  */
 export function resolveWindow(from: string | undefined, to: string | undefined, asOf: string, maxDays?: number): DayWindow {
   const fallback = defaultWindow(asOf);
-  const window = { from: from ?? fallback.from, to: to ?? fallback.to };
-  if (Date.parse(window.from) >= Date.parse(window.to)) throw invalidRequest('window');
+  const fromMs = Date.parse(from ?? fallback.from);
+  const toMs = Date.parse(to ?? fallback.to);
+  if (fromMs >= toMs) throw invalidRequest('window');
+  const window = { from: new Date(Math.floor(fromMs / dayMs) * dayMs).toISOString(), to: new Date(Math.ceil(toMs / dayMs) * dayMs).toISOString() };
   if (maxDays !== undefined && Date.parse(window.to) - Date.parse(window.from) > maxDays * dayMs) throw invalidRequest('window_length');
   return window;
 }
