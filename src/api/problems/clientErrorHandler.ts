@@ -4,8 +4,8 @@ import { ApiError, invalidRequest } from './apiError.js';
 import { problemDocument } from './problemDocument.js';
 
 /**
- * Node answers requests it cannot parse (headers over its limit, a malformed Content-Length) with
- * a bare status line before any middleware runs. This answers them with a problem document and a
+ * Node answers requests it cannot parse (headers over its limit, a malformed Content-Length), or
+ * that do not arrive in time (see `listen`), with a bare status line before any middleware runs. This answers them with a problem document and a
  * request id instead, in English (the headers could not be read), then closes the connection.
  */
 export function clientErrorHandler(errorTypeBase: string): (error: Error & { code?: string }, socket: Duplex) => void {
@@ -14,7 +14,12 @@ export function clientErrorHandler(errorTypeBase: string): (error: Error & { cod
       socket.destroy();
       return;
     }
-    const apiError = error.code === 'HPE_HEADER_OVERFLOW' ? new ApiError('common.request_header_too_large') : invalidRequest('http');
+    const apiError =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('common.request_header_too_large')
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('common.request_timeout')
+          : invalidRequest('http');
     const requestId = randomUUID();
     // The request line could not be trusted, so the instance is the root.
     const document = problemDocument(apiError, { errorTypeBase, language: 'en', requestId, path: '/' });

@@ -108,6 +108,15 @@ export const problemCatalogue = {
       pt: 'A linha de requisição e os cabeçalhos juntos são maiores do que o serviço aceita.',
     },
   },
+  'common.request_timeout': {
+    status: 408,
+    title: { en: 'Request timeout', es: 'Tiempo de solicitud agotado', pt: 'Tempo da requisição esgotado' },
+    detail: {
+      en: 'The request line, headers or body did not arrive in time; the connection is closed.',
+      es: 'La línea de solicitud, las cabeceras o el cuerpo no llegaron a tiempo; la conexión se cierra.',
+      pt: 'A linha de requisição, os cabeçalhos ou o corpo não chegaram a tempo; a conexão é fechada.',
+    },
+  },
   'common.too_many_requests': {
     status: 429,
     title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
