@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deployment } from './deployment.js';
+import type { TcpProxy } from '../test/support/tcpProxy.js';
 import { runLoad, type Sample } from './load.js';
+
+/** What a cut needs: the API processes to read from, and the proxies between every process and Postgres. */
+export type CutTarget = { readonly apiBases: readonly string[]; readonly proxies: readonly TcpProxy[]; readonly key: string };
+export type CutOptions = { readonly clients: number; readonly cutMs: number; readonly mode: 'stop' | 'partition'; readonly warmMs?: number; readonly afterMs?: number };
 
 export type PostgresCutFigures = {
   readonly mode: 'stop' | 'partition';
@@ -26,34 +30,33 @@ export const recoveryBoundMs = 2_000;
  * `clients` clients read `/v1/orders` from both API processes; every process loses Postgres for
  * `cutMs` (connections reset and refused, or a silent partition), then gets it back.
  */
-export async function postgresCut(deployment: Deployment, options: { clients: number; cutMs: number; mode: 'stop' | 'partition' }): Promise<PostgresCutFigures> {
-  const apis = deployment.byRole('api');
+export async function postgresCut(target: CutTarget, options: CutOptions): Promise<PostgresCutFigures> {
   const stop = new AbortController();
-  const load = runLoad({ bases: apis.map((api) => api.base()), path: '/v1/orders?limit=50', key: deployment.key, clients: options.clients, stop: stop.signal });
+  const load = runLoad({ bases: target.apiBases, path: '/v1/orders?limit=50', key: target.key, clients: options.clients, stop: stop.signal });
   const readyz: { at: number; status: number }[] = [];
   const probing = (async () => {
     while (!stop.signal.aborted) {
-      for (const api of apis) {
+      for (const base of target.apiBases) {
         const at = performance.now();
-        const status = await fetch(`${api.base()}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
+        const status = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
         readyz.push({ at, status });
       }
       await sleep(250);
     }
   })();
-  await sleep(3_000);
+  await sleep(options.warmMs ?? 3_000);
   const cutAt = performance.now();
-  for (const service of deployment.processes) {
-    if (options.mode === 'stop') await service.postgres.stop();
-    else service.postgres.partition();
+  for (const proxy of target.proxies) {
+    if (options.mode === 'stop') await proxy.stop();
+    else proxy.partition();
   }
   await sleep(options.cutMs);
   const backAt = performance.now();
-  for (const service of deployment.processes) {
-    if (options.mode === 'partition') service.postgres.heal();
-    await service.postgres.start();
+  for (const proxy of target.proxies) {
+    if (options.mode === 'partition') proxy.heal();
+    await proxy.start();
   }
-  await sleep(10_000);
+  await sleep(options.afterMs ?? 10_000);
   stop.abort();
   const samples = await load;
   await probing;
@@ -65,7 +68,7 @@ function summarise(
   readyz: { at: number; status: number }[],
   cutAt: number,
   backAt: number,
-  options: { clients: number; cutMs: number; mode: 'stop' | 'partition' },
+  options: CutOptions,
 ): PostgresCutFigures {
   const failures: string[] = [];
   const duringCut: Record<string, number> = {};

@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { postgresCut, recoveryBoundMs, requestBoundMs } from '../../drill/postgresCut.js';
+import { runLoad } from '../../drill/load.js';
+import { shutdownGraceMs } from '../../src/main/serve.js';
+import { runCli, startCli } from '../support/cli.js';
+import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
+import { testPostgresAdminUrl } from '../support/services.js';
+import { closedPort, tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+
+type Started = Awaited<ReturnType<typeof startCli>>;
+
+/**
+ * A real `serve --roles api,projector` whose only way to Postgres is a TCP proxy, read by 24
+ * clients while the proxy goes away (connections reset, new ones refused) or partitions (silence
+ * both ways), then comes back. Before the fix, each cut under load lost a pool slot per running
+ * query until every request waited for good, /readyz stayed 200 and SIGTERM could not stop it.
+ */
+describe('Postgres outage under load: serve through a proxy', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let proxy: TcpProxy;
+  let api: Started | undefined;
+  let base: string;
+  let key: string;
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase({ migrated: false });
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-outage-'));
+    const direct = { DATABASE_URL: database.url, DATA_DIR: dataDir };
+    const seeded = await runCli(['seed', '--tenants', '1', '--seed', '11', '--days', '30', '--as-of', '2026-11-01'], direct);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const tenant = z.object({ tenants: z.array(z.object({ workspaceId: z.string(), memberIds: z.array(z.string()) })) }).parse(JSON.parse(seeded.stdout)).tenants[0];
+    if (!tenant) throw new Error('no tenant');
+    const issued = await runCli(['keys', 'issue', '--workspace', tenant.workspaceId, '--member', tenant.memberIds[0] ?? '', '--scopes', 'orders:read'], direct);
+    expect(issued.code, issued.stderr).toBe(0);
+    key = z.object({ key: z.string() }).parse(JSON.parse(issued.stdout)).key;
+
+    const target = new URL(testPostgresAdminUrl);
+    proxy = tcpProxy({ host: target.hostname, port: Number(target.port) }, await closedPort());
+    await proxy.start();
+    const viaProxy = new URL(database.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    api = await startCli(
+      ['serve', '--port', '0', '--roles', 'api,projector'],
+      { DATABASE_URL: viaProxy.toString(), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'info' },
+      /"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/,
+    );
+    const waited = await runCli(['projections', 'wait', '--timeout', '60'], direct);
+    expect(waited.code, waited.stderr).toBe(0);
+    base = `http://127.0.0.1:${/"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/.exec(api.output())?.[1] ?? ''}`;
+  });
+
+  afterAll(async () => {
+    if (api && api.child.exitCode === null && api.child.signalCode === null) api.child.kill('SIGKILL');
+    await proxy?.stop();
+    await database?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test.each(['stop', 'partition'] as const)(
+    'Postgres %s for 10 s under 24 clients: every request ends in bounded time, 200 or 500 common.internal_error; 200 again within 2 s; /readyz 503 meanwhile',
+    async (mode) => {
+      const figures = await postgresCut({ apiBases: [base], proxies: [proxy], key }, { clients: 24, cutMs: 10_000, mode, warmMs: 1_500, afterMs: 6_000 });
+      expect(figures.failures).toEqual([]);
+      expect(figures.noAnswer).toBe(0);
+      expect(figures.slowestMs).toBeLessThanOrEqual(requestBoundMs);
+      expect(figures.duringCut['500 common.internal_error'] ?? 0).toBeGreaterThan(0);
+      expect(figures.recoveryMs).not.toBeNull();
+      expect(figures.recoveryMs ?? Infinity).toBeLessThanOrEqual(recoveryBoundMs);
+      expect(Object.keys(figures.readyzDuringCut)).toEqual(['503']);
+      expect(Object.keys(figures.readyzAfter)).toEqual(['200']);
+    },
+    90_000,
+  );
+
+  test('SIGTERM while Postgres is partitioned and clients are waiting: the process ends within its grace period', async () => {
+    const running = api;
+    if (running === undefined) throw new Error('not started');
+    const stop = new AbortController();
+    const load = runLoad({ bases: [base], path: '/v1/orders?limit=50', key, clients: 24, stop: stop.signal });
+    await sleep(1_000);
+    proxy.partition();
+    await sleep(2_000);
+    const exited = new Promise<number>((resolve) => running.child.once('exit', () => resolve(performance.now())));
+    const signalledAt = performance.now();
+    running.child.kill('SIGTERM');
+    const exitedAt = await Promise.race([exited, sleep(shutdownGraceMs + 5_000).then(() => Number.NaN)]);
+    stop.abort();
+    proxy.heal();
+    await proxy.start();
+    await load;
+    expect(exitedAt - signalledAt).toBeLessThanOrEqual(shutdownGraceMs + 1_000);
+  }, 60_000);
+});
