@@ -26,6 +26,10 @@ export type TcpProxy = {
   partition(): void;
   /** Ends a partition: the sockets held during it are reset, new connections are forwarded. */
   heal(): void;
+  /** Bytes a client sent that the partition swallowed (since the proxy was made). */
+  droppedBytes(): number;
+  /** The local ports of the proxy's connections to the target (what the target sees as client ports). */
+  upstreamPorts(): number[];
 };
 
 /**
@@ -34,19 +38,22 @@ export type TcpProxy = {
  */
 export function tcpProxy(target: { host: string; port: number }, listenPort: number): TcpProxy {
   const sockets = new Set<net.Socket>();
+  const upstreams = new Set<net.Socket>();
   let partitioned = false;
+  let dropped = 0;
   let listening = false;
   const server = net.createServer((downstream) => {
     sockets.add(downstream);
     downstream.on('error', () => downstream.destroy());
     downstream.on('close', () => sockets.delete(downstream));
     if (partitioned) {
-      // Accepted by the kernel, answered by no one: what a client sees when the route is gone.
-      downstream.pause();
+      // Accepted, answered by no one: what a client sees when the route is gone.
+      downstream.on('data', (chunk: Buffer) => (dropped += chunk.length));
       return;
     }
     const upstream = net.connect(target.port, target.host);
     sockets.add(upstream);
+    upstreams.add(upstream);
     const end = () => {
       downstream.destroy();
       upstream.destroy();
@@ -54,13 +61,15 @@ export function tcpProxy(target: { host: string; port: number }, listenPort: num
     upstream.on('error', end);
     upstream.on('close', () => {
       sockets.delete(upstream);
+      upstreams.delete(upstream);
       if (!partitioned) end();
     });
     downstream.on('close', () => {
       if (!partitioned) end();
     });
     downstream.on('data', (chunk: Buffer) => {
-      if (!partitioned) upstream.write(chunk);
+      if (partitioned) dropped += chunk.length;
+      else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
       if (!partitioned) downstream.write(chunk);
@@ -84,6 +93,8 @@ export function tcpProxy(target: { host: string; port: number }, listenPort: num
     partition: () => {
       partitioned = true;
     },
+    droppedBytes: () => dropped,
+    upstreamPorts: () => [...upstreams].flatMap((socket) => (socket.localPort === undefined ? [] : [socket.localPort])),
     heal: () => {
       partitioned = false;
       // A connection that lost bytes during the partition cannot carry on; its peers notice at once.

@@ -1,0 +1,57 @@
+// `npm run drill`: failure drills against real Postgres, Redis and an S3-compatible server (s3rver),
+// on 2 API processes, 2 projectors and 2 export workers. Prints one JSON line with each drill's
+// figures on stdout (progress on stderr) and exits 1 when a drill fails.
+import { shutdownGraceMs } from '../src/main/serve.js';
+import { runCli } from '../test/support/cli.js';
+import { startDeployment, type Deployment } from './deployment.js';
+import { postgresCut, type PostgresCutFigures } from './postgresCut.js';
+import { projectorKill } from './projectorKill.js';
+import { redisDown } from './redisDown.js';
+import { workerKill } from './workerKill.js';
+
+const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const log = (line: string): void => void process.stderr.write(`drill: ${line}\n`);
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const deployment = await startDeployment({ postgresAdminUrl: postgresUrl, redisUrl, seed: 7, log });
+  const results: Record<string, unknown> = {};
+  const failures: string[] = [];
+  const record = (name: string, figures: { failures: string[] }): void => {
+    results[name] = figures;
+    failures.push(...figures.failures.map((failure) => `${name}: ${failure}`));
+    log(`${name}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.join('; ')})`}`);
+  };
+  try {
+    const waited = await runCli(['projections', 'wait', '--timeout', '120'], deployment.env);
+    if (waited.code !== 0) throw new Error(`projections did not catch up: ${waited.stderr}`);
+    for (const mode of ['stop', 'partition'] as const) {
+      log(`Postgres ${mode} for 10 s under 32 clients`);
+      const cut: PostgresCutFigures = await postgresCut(cutTarget(deployment), { clients: 32, cutMs: 10_000, mode });
+      record(mode === 'stop' ? 'postgresCut' : 'postgresPartition', cut);
+    }
+    log('SIGKILL of the active projector while it applies new events');
+    record('projectorKill', await projectorKill(deployment, 8));
+    log('SIGKILL of a worker in the middle of an export');
+    record('workerKill', await workerKill(deployment, 120_000));
+    log('Redis down');
+    record('redisDown', await redisDown(deployment));
+    log('SIGTERM of every process');
+    const exits = await deployment.stopAll(shutdownGraceMs + 2_000);
+    const late = Object.entries(exits).filter(([, ms]) => ms === null || ms > shutdownGraceMs);
+    record('shutdown', { graceMs: shutdownGraceMs, exitMs: exits, failures: late.map(([name]) => `${name} did not end within ${shutdownGraceMs} ms of SIGTERM`) } as { failures: string[] });
+  } catch (error) {
+    failures.push(`drill aborted: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await deployment.close();
+  }
+  process.stdout.write(`${JSON.stringify({ passed: failures.length === 0, seconds: Math.round((performance.now() - started) / 1000), ...results, failures })}\n`);
+  return failures.length === 0 ? 0 : 1;
+}
+
+function cutTarget(deployment: Deployment) {
+  return { apiBases: deployment.byRole('api').map((api) => api.base()), proxies: deployment.processes.map((p) => p.postgres), key: deployment.key };
+}
+
+process.exitCode = await main();
