@@ -181,3 +181,20 @@ describe('secrets stay out of logs and answers', () => {
     expect(logs.toLowerCase()).not.toContain('bearer');
   });
 });
+
+describe('a key in the query string', () => {
+  test('is not accepted, and never reaches the logs: api_key, key, token and access_token are redacted like the authorization header', async () => {
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const names = ['api_key', 'key', 'token', 'access_token', 'API_KEY', 'api%5Fkey'];
+    for (const name of names) {
+      const answer = await bed.request(`/v1/orders?limit=1&${name}=${key}`);
+      expect({ name, status: answer.status }).toEqual({ name, status: 401 });
+    }
+    // With the header the query key is ignored, and still redacted.
+    expect((await bed.request(`/v1/orders?limit=1&key=${key}`, { key })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const secret = key.slice(9, 33);
+    expect(bed.logs.filter((line) => line.includes(secret))).toEqual([]);
+    for (const name of names) expect(bed.logs.some((line) => line.includes(`${name}=[redacted]`)), name).toBe(true);
+  });
+});
