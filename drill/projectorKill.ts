@@ -39,6 +39,12 @@ async function locksByProjector(pool: DatabasePool, projectors: readonly Service
   return held;
 }
 
+async function advisoryLocks(pool: DatabasePool): Promise<readonly unknown[]> {
+  return pool.any(sql.type(z.object({ clientPort: z.number().nullable(), datname: z.string().nullable(), granted: z.boolean() }))`
+    SELECT a.client_port AS "clientPort", a.datname, l.granted FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'
+  `);
+}
+
 const headRow = z.object({ head: z.bigint(), applied: z.bigint() });
 
 /** Events behind the head, for the projection furthest behind. */
@@ -63,9 +69,13 @@ export async function projectorKill(deployment: Deployment, seed: number): Promi
   // Kill mid-work: once the projector has started on the new events.
   const started = performance.now();
   while (performance.now() - started < 20_000 && (await lag(deployment.pool).catch(() => 0)) < 200) await sleep(50);
-  const held = await locksByProjector(deployment.pool, projectors);
-  const active = [...held.entries()].sort((a, b) => b[1] - a[1])[0];
-  if (active === undefined) throw new Error('no projector holds a projection lock');
+  let active: [ServiceProcess, number] | undefined;
+  // A projector that lost its database in an earlier drill may still be taking its locks back.
+  while (active === undefined && performance.now() - started < 30_000) {
+    active = [...(await locksByProjector(deployment.pool, projectors)).entries()].sort((a, b) => b[1] - a[1])[0];
+    if (active === undefined) await sleep(100);
+  }
+  if (active === undefined) throw new Error(`no projector holds a projection lock: ${JSON.stringify(await advisoryLocks(deployment.pool))}, proxies: ${JSON.stringify(projectors.map((p) => p.postgres.upstreamPorts()))}`);
   const [victim, projectionsHeld] = active;
   const lagAtKill = await lag(deployment.pool);
   const killedAt = performance.now();

@@ -12,13 +12,16 @@ import { workerKill } from './workerKill.js';
 const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = (line: string): void => void process.stderr.write(`drill: ${line}\n`);
+/** DRILL_ONLY=projectorKill,workerKill runs only those (for working on one drill). */
+const only = process.env.DRILL_ONLY?.split(',').filter((name) => name !== '');
+const wanted = (name: string): boolean => only === undefined || only.includes(name);
 
 async function main(): Promise<number> {
   const started = performance.now();
   const deployment = await startDeployment({ postgresAdminUrl: postgresUrl, redisUrl, seed: 7, log });
   const results: Record<string, unknown> = {};
   const failures: string[] = [];
-  const record = (name: string, figures: { failures: string[] }): void => {
+  const record = <T extends { readonly failures: readonly string[] }>(name: string, figures: T): void => {
     results[name] = figures;
     failures.push(...figures.failures.map((failure) => `${name}: ${failure}`));
     log(`${name}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.join('; ')})`}`);
@@ -27,20 +30,28 @@ async function main(): Promise<number> {
     const waited = await runCli(['projections', 'wait', '--timeout', '120'], deployment.env);
     if (waited.code !== 0) throw new Error(`projections did not catch up: ${waited.stderr}`);
     for (const mode of ['stop', 'partition'] as const) {
+      if (!wanted(mode === 'stop' ? 'postgresCut' : 'postgresPartition')) continue;
       log(`Postgres ${mode} for 10 s under 32 clients`);
       const cut: PostgresCutFigures = await postgresCut(cutTarget(deployment), { clients: 32, cutMs: 10_000, mode });
-      record(mode === 'stop' ? 'postgresCut' : 'postgresPartition', cut);
+      const died = deployment.processes.filter((p) => p.child === undefined || p.child.exitCode !== null || p.child.signalCode !== null).map((p) => p.name);
+      record(mode === 'stop' ? 'postgresCut' : 'postgresPartition', { ...cut, died, failures: [...cut.failures, ...died.map((name) => `${name} ended during the outage`)] });
     }
-    log('SIGKILL of the active projector while it applies new events');
-    record('projectorKill', await projectorKill(deployment, 8));
-    log('SIGKILL of a worker in the middle of an export');
-    record('workerKill', await workerKill(deployment, 120_000));
-    log('Redis down');
-    record('redisDown', await redisDown(deployment));
+    if (wanted('projectorKill')) {
+      log('SIGKILL of the active projector while it applies new events');
+      record('projectorKill', await projectorKill(deployment, 8));
+    }
+    if (wanted('workerKill')) {
+      log('SIGKILL of a worker in the middle of an export');
+      record('workerKill', await workerKill(deployment, 120_000));
+    }
+    if (wanted('redisDown')) {
+      log('Redis down');
+      record('redisDown', await redisDown(deployment));
+    }
     log('SIGTERM of every process');
     const exits = await deployment.stopAll(shutdownGraceMs + 2_000);
     const late = Object.entries(exits).filter(([, ms]) => ms === null || ms > shutdownGraceMs);
-    record('shutdown', { graceMs: shutdownGraceMs, exitMs: exits, failures: late.map(([name]) => `${name} did not end within ${shutdownGraceMs} ms of SIGTERM`) } as { failures: string[] });
+    record('shutdown', { graceMs: shutdownGraceMs, exitMs: exits, failures: late.map(([name]) => `${name} did not end within ${shutdownGraceMs} ms of SIGTERM`) });
   } catch (error) {
     failures.push(`drill aborted: ${error instanceof Error ? error.message : String(error)}`);
   } finally {

@@ -78,6 +78,9 @@ export async function withProjectionLocks<T>(
         }
       }
     })();
+    // Its failure reaches the body through `lost` and the commands, and is awaited below; handled
+    // now, so that a lock connection lost while the body runs does not end the process.
+    serve.catch(() => undefined);
     try {
       bodyResult = { value: await body({ held, tryAcquire }, lost.signal) };
     } catch (error) {
