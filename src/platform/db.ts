@@ -71,7 +71,7 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
  * connection) after `queryMs`, which also covers an unreachable server; a connection attempt
  * fails after `connectionMs`.
  */
-export const requestPoolTimeouts = { statementMs: 5_000, queryMs: 6_000, connectionMs: 3_000 } as const;
+export const requestPoolTimeouts = { statementMs: 10_000, queryMs: 12_000, connectionMs: 3_000 } as const;
 
 export type PoolOptions = {
   readonly resetOnRelease?: boolean;

@@ -40,7 +40,7 @@ export type V1Dependencies = {
  * database's own bounds (connection, statement and query timeouts) end most work sooner, but a
  * request can also queue for a pool slot for as long as the database is away.
  */
-export const requestDeadlineMs = 10_000;
+export const requestDeadlineMs = 15_000;
 
 /** Largest request body /v1 reads (only the export request has one). */
 export const maxBodyBytes = 16 * 1024;
