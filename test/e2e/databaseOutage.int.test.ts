@@ -70,7 +70,9 @@ describe('Postgres outage under load: serve through a proxy', () => {
       expect(figures.failures).toEqual([]);
       expect(figures.noAnswer).toBe(0);
       expect(figures.slowestMs).toBeLessThanOrEqual(requestBoundMs);
-      expect(figures.duringCut['500 common.internal_error'] ?? 0).toBeGreaterThan(0);
+      // Refused connections fail at once; in a 10 s partition a request waits for its query timeout
+      // (12 s), so it may be answered 200 once Postgres is back, still within the bound.
+      if (mode === 'stop') expect(figures.duringCut['500 common.internal_error'] ?? 0).toBeGreaterThan(0);
       expect(figures.recoveryMs).not.toBeNull();
       expect(figures.recoveryMs ?? Infinity).toBeLessThanOrEqual(recoveryBoundMs);
       expect(Object.keys(figures.readyzDuringCut)).toEqual(['503']);
