@@ -335,7 +335,7 @@ describe('orders projection', () => {
     expect(letters[1]?.error).toMatch(/from closed to cancelled/);
     expect(letters[2]?.error).toMatch(/from draft to dispatched/);
     // Versions count the allowed changes only: draft 1 … allocated 5, picking 6, dispatched 7, delivered 8, partially_fulfilled 9, closed 10.
-    const orders = await listOrders(bed.pool, tenantId, { limit: 10 });
+    const orders = await listOrders(slonikRowReader(bed.pool), tenantId, { limit: 10 });
     expect(orders.map((r) => [r.item.orderId, r.item.status, r.item.version])).toEqual([
       ['ord_back', 'closed', 10],
       ['ord_skip', 'cancelled', 2],
