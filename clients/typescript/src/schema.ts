@@ -532,7 +532,7 @@ export interface components {
             detail: string;
             /** @description The request path without its query string. */
             instance: string;
-            /** @description Stable English identifier; branch on it. New codes may appear. Known codes: `common.invalid_request`, `api_keys.invalid`, `api_keys.scope_missing`, `common.forbidden`, `catalog.item_not_found`, `inventory.box_not_found`, `orders.not_found`, `common.not_found`, `common.method_not_allowed`, `common.payload_too_large`, `common.request_header_too_large`, `common.too_many_requests`, `common.internal_error`. */
+            /** @description Stable English identifier; branch on it. New codes may appear. Known codes: `common.invalid_request`, `api_keys.invalid`, `api_keys.scope_missing`, `common.forbidden`, `catalog.item_not_found`, `inventory.box_not_found`, `orders.not_found`, `common.not_found`, `common.method_not_allowed`, `common.payload_too_large`, `common.request_header_too_large`, `common.request_timeout`, `common.too_many_requests`, `common.internal_error`. */
             code: string;
             /** @description Equals the `x-request-id` response header. */
             requestId: string;
