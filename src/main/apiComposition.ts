@@ -29,6 +29,8 @@ export async function composeApi(
     exports: ExportsRuntime;
     /** Checks every row of the hot reads against its zod schema (tests); off by default, see ProjectionReader. */
     validateProjectionRows?: boolean;
+    /** The address clients reach, when it is known only after listening (`--port 0`); default `serverUrl`. */
+    currentServerUrl?: () => string;
   },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
   const exportService = options.exports.service;
@@ -58,6 +60,15 @@ export async function composeApi(
     ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
   });
   logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
+  const clock = options.clock ?? systemClock;
+  const cursors = createCursorCodec(secret);
+  const openApi = buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase });
+  const publicBaseUrl = config.publicBaseUrl;
+  const baseUrl = publicBaseUrl === undefined ? (options.currentServerUrl ?? (() => options.serverUrl)) : () => publicBaseUrl;
+  const assistantAvailable = mayIssueFor(baseUrl());
+  if (!assistantAvailable) {
+    logger.warn({ publicBaseUrl }, 'the assistant endpoint /mcp is off: OAuth needs PUBLIC_BASE_URL to be https (or localhost)');
+  }
   return {
     db: pool,
     reads,
@@ -65,17 +76,40 @@ export async function composeApi(
     logger,
     budget,
     budgetWindowSeconds,
-    cursors: createCursorCodec(secret),
+    cursors,
     operations: v1Operations,
-    clock: options.clock ?? systemClock,
+    clock,
     analyticsCaps: config.analyticsCaps,
     exports: exportService,
     ...(options.exports.downloads === undefined ? {} : { downloads: options.exports.downloads }),
-    openApi: buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase }),
+    openApi,
+    ...(assistantAvailable
+      ? {
+          assistant: {
+            db: pool,
+            budget,
+            operations: v1Operations,
+            cursors,
+            clock,
+            analyticsCaps: config.analyticsCaps,
+            exports: exportService,
+            logger,
+            errorTypeBase: config.errorTypeBase,
+            version: openApi.info.version,
+            baseUrl,
+          },
+        }
+      : {}),
     close: async () => {
       await budget.close();
       await reads.close();
       await pool.end();
     },
   };
+}
+
+/** An OAuth issuer must be https; plain http is allowed for loopback hosts only (local use). */
+function mayIssueFor(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  return url.protocol === 'https:' || ['localhost', '127.0.0.1'].includes(url.hostname);
 }

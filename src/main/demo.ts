@@ -1,4 +1,6 @@
 import { checkKeyRequester } from '../console/keyRequester.js';
+import { checkSignInMember } from '../console/signInMember.js';
+import { issueSignInCode } from '../mcp/signInCodes.js';
 import { generateHistory } from '../console/history/generateHistory.js';
 import { startOfUtcDay } from '../console/history/historyParams.js';
 import { seed } from '../console/seed.js';
@@ -16,7 +18,7 @@ const demoParams = { seed: 1, tenants: 2, days: 90, scale: 'small' } as const;
  * for the first one (revoking the previous demo key, so that restarts never pile keys up) and
  * prints it on stderr. Returns the key.
  */
-export async function prepareDemo(services: Services): Promise<string> {
+export async function prepareDemo(services: Services, options: { baseUrl: string }): Promise<string> {
   const { eventStore, clock, logger, database } = services;
   const params = { ...demoParams, asOf: startOfUtcDay(clock.now()) };
   // Ids are a function of the seed alone, so the summary tells which workspace the demo owns
@@ -41,8 +43,24 @@ export async function prepareDemo(services: Services): Promise<string> {
     { pool: database.pool, clock, checkRequester: (w, m) => checkKeyRequester(eventStore, w, m) },
     { workspaceId, memberId: ownerId, scopes: issuableScopes, name: demoKeyName },
   );
+  const signIn = await issueSignInCode(
+    { pool: database.pool, clock, checkMember: (w, m) => checkSignInMember(eventStore, w, m) },
+    { workspaceId, memberId: ownerId },
+  );
   process.stderr.write(
-    `\n  Demo workspace ${workspaceId}\n  Demo API key (shown once): ${issued.key}\n  Scopes: ${issued.scopes.join(', ')}\n\n`,
+    [
+      '',
+      `  Demo workspace ${workspaceId}`,
+      `  Demo API key (shown once): ${issued.key}`,
+      `  Scopes: ${issued.scopes.join(', ')}`,
+      '',
+      `  Assistant endpoint (MCP, OAuth sign-in): ${options.baseUrl}/mcp`,
+      `  Connect an assistant (e.g. npx @modelcontextprotocol/inspector) to it; on the sign-in page enter`,
+      `  the sign-in code ${signIn.signInCode} (member ${ownerId}, single use, valid until ${signIn.expiresAt}).`,
+      `  A new code: npx supply-api console sign-in-code --workspace ${workspaceId} --member ${ownerId}`,
+      '',
+      '',
+    ].join('\n'),
   );
   return issued.key;
 }

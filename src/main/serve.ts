@@ -37,7 +37,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   let exports: ExportsRuntime | undefined;
   try {
     if (options.demo) {
-      await prepareDemo(services);
+      await prepareDemo(services, { baseUrl: config.publicBaseUrl ?? `http://localhost:${options.port}` });
     }
     const { pool } = services.database;
     const registry = new Registry();
@@ -66,7 +66,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       });
     }
     if (options.roles.includes('api') && exports !== undefined) {
-      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports });
+      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
     const app = createApp({

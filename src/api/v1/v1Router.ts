@@ -16,6 +16,7 @@ import { stateOf } from '../requestState.js';
 import { sendJson } from '../sendJson.js';
 import type { ExportService } from '../../exports/exportService.js';
 import type { Logger } from '../../platform/logger.js';
+import { invokeOperation } from './invokeOperation.js';
 import type { Operation, OperationContext } from './operation.js';
 
 export type V1Dependencies = {
@@ -203,19 +204,7 @@ async function runHandler(
     params: parseParameters(operation.params, request.params),
     body: parseBody(operation.body, request.body),
   };
-  const body = await operation.handle(
-    {
-      ...caller,
-      language: state.language,
-      cursors: deps.cursors,
-      operationId: operation.operationId,
-      clock: deps.clock,
-      analyticsCaps: deps.analyticsCaps,
-      requestId: state.requestId,
-      exports: deps.exports,
-    },
-    input,
-  );
+  const body = await invokeOperation(deps, operation, { ...caller, language: state.language, requestId: state.requestId }, input);
   if (operation.location !== undefined) response.set('Location', operation.location(body));
   sendJson(response, operation.method === 'post' ? 202 : 200, body);
 }

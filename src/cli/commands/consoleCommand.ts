@@ -1,4 +1,6 @@
 import { createConsoleActions } from '../../console/consoleActions.js';
+import { checkSignInMember } from '../../console/signInMember.js';
+import { issueSignInCode } from '../../mcp/signInCodes.js';
 import { openServices } from '../../main/services.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
@@ -12,6 +14,7 @@ const usages = {
   'reactivate-tenant': 'supply-api console reactivate-tenant --workspace W',
   'advance-order': 'supply-api console advance-order --workspace W --order O',
   'place-order': 'supply-api console place-order --workspace W [--clinic C]',
+  'sign-in-code': 'supply-api console sign-in-code --workspace W --member M',
 } as const;
 type Action = keyof typeof usages;
 
@@ -62,6 +65,13 @@ export const consoleCommand: Command = async ({ args, config, logger, clock }) =
       case 'place-order':
         only(['clinic']);
         result = await actions.placeOrder({ workspaceId, ...(typeof values.clinic === 'string' ? { clinicId: values.clinic } : {}) });
+        break;
+      case 'sign-in-code':
+        only(['member']);
+        result = await issueSignInCode(
+          { pool: services.database.pool, clock, checkMember: (w, m) => checkSignInMember(services.eventStore, w, m) },
+          { workspaceId, memberId: argument('member') },
+        );
         break;
     }
     printJson(result);

@@ -1,0 +1,146 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { approvalPolicySummary } from '../console/approvalPolicy.js';
+import type { Logger } from '../platform/logger.js';
+import { slonikRowReader } from '../platform/projectionReader.js';
+import { ApiError } from '../api/problems/apiError.js';
+import { problemDocument } from '../api/problems/problemDocument.js';
+import type { RequestBudget } from '../api/rateLimit/requestBudget.js';
+import { invokeOperation, type OperationServices } from '../api/v1/invokeOperation.js';
+import type { Operation } from '../api/v1/operation.js';
+import { limitParameter, maxPageSize } from '../api/v1/parameters.js';
+import { asOperationPrincipal, mayUseScope, type McpPrincipal } from './mcpPrincipal.js';
+import { toolDescriptions } from './toolDescriptions.js';
+
+export type McpDependencies = OperationServices & {
+  readonly db: DatabasePool;
+  readonly budget: RequestBudget;
+  readonly operations: readonly Operation[];
+  readonly logger: Logger;
+  readonly errorTypeBase: string;
+  readonly version: string;
+};
+
+export const approvalPolicyResource = {
+  name: 'approval-policy-summary',
+  uri: 'supply://approval-policy/summary',
+  permission: 'orders.approve',
+} as const;
+
+/** A /v1 operation as a tool: its parameters (path and query) as one object of arguments. */
+export type Tool = {
+  readonly name: string;
+  readonly operation: Operation;
+  readonly description: string;
+  readonly input: z.AnyZodObject;
+  readonly paramNames: readonly string[];
+};
+
+/** A parameter with its OpenAPI description as the JSON Schema description a model reads. */
+function described(schema: z.ZodTypeAny): z.ZodTypeAny {
+  const description = schema._def.openapi?.metadata?.description;
+  return description === undefined ? schema : schema.describe(description);
+}
+
+// /v1 reads `limit` from a query string; a model sends JSON, so the tool takes an integer as well.
+const toolLimit = z
+  .union([z.number().int().min(1).max(maxPageSize), limitParameter])
+  .optional()
+  .describe(limitParameter._def.openapi?.metadata?.description ?? `Page size, 1 to ${maxPageSize}.`);
+
+/** One tool per /v1 read operation that has a tool description, with /v1's parameter schemas. */
+export function toolsOf(operations: readonly Operation[]): Tool[] {
+  return operations.flatMap((operation) => {
+    const description = toolDescriptions[operation.operationId];
+    if (description === undefined || operation.method !== 'get') return [];
+    const paramShape = Object.fromEntries(Object.entries(operation.params?.shape ?? {}).map(([name, schema]) => [name, described(schema as z.ZodTypeAny)]));
+    const queryShape = Object.fromEntries(
+      Object.entries(operation.query?.shape ?? {}).map(([name, schema]) => [name, name === 'limit' ? toolLimit : described(schema as z.ZodTypeAny)]),
+    );
+    return [{ name: operation.operationId, operation, description, input: z.object({ ...paramShape, ...queryShape }).strict(), paramNames: Object.keys(paramShape) }];
+  });
+}
+
+/**
+ * The MCP server of one request (the transport is stateless): the tools and the approval-policy
+ * resource, acting for the signed-in member.
+ */
+export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], principal: McpPrincipal, requestId: string): McpServer {
+  const server = new McpServer({ name: 'dental-supply-read-api', version: deps.version }, { capabilities: { tools: {}, resources: {} } });
+  const problem = (error: ApiError, target: string) =>
+    problemDocument(error, { errorTypeBase: deps.errorTypeBase, language: 'en', requestId, path: `/mcp#${target}` });
+  const failed = (error: ApiError, target: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: JSON.stringify(problem(error, target)) }] });
+
+  /** The request budget of the token's grant, as a key's: one unit per tool call or resource read. */
+  const spend = async (): Promise<ApiError | undefined> => {
+    const decision = await deps.budget.consume(asOperationPrincipal(principal).prefix);
+    return decision.allowed ? undefined : new ApiError('common.too_many_requests');
+  };
+
+  for (const tool of tools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.operation.summary,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.operation.response,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+        const scope = tool.operation.scope;
+        if (scope !== null && !mayUseScope(principal, scope)) return failed(new ApiError('common.forbidden'), tool.name);
+        const overBudget = await spend();
+        if (overBudget !== undefined) return failed(overBudget, tool.name);
+        const params: Record<string, unknown> = {};
+        const query: Record<string, unknown> = {};
+        for (const [name, value] of Object.entries(args)) {
+          if (value === undefined) continue;
+          if (tool.paramNames.includes(name)) params[name] = value;
+          else query[name] = value;
+        }
+        try {
+          const result = await deps.db.connect((db) =>
+            // The token was checked when the request began; reads run on this connection, unguarded.
+            invokeOperation(
+              deps,
+              tool.operation,
+              { principal: asOperationPrincipal(principal), db, reads: slonikRowReader(db), readGuard: undefined, language: 'en', requestId },
+              { params, query, body: {} },
+            ),
+          );
+          return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
+        } catch (error) {
+          if (error instanceof ApiError) return failed(error, tool.name);
+          deps.logger.error({ err: error, requestId, tool: tool.name, tenant: principal.tenantId }, 'tool call failed');
+          return failed(new ApiError('common.internal_error'), tool.name);
+        }
+      },
+    );
+  }
+
+  server.registerResource(
+    approvalPolicyResource.name,
+    approvalPolicyResource.uri,
+    {
+      title: 'Approval policy summary',
+      description:
+        'Which approval steps an order needs (clinical lead, manager, finance), the permission each step requires, how many approvers, and the order-value thresholds. Readable by members who hold orders.approve.',
+      mimeType: 'application/json',
+    },
+    async (uri) => {
+      if (!principal.permissions.includes(approvalPolicyResource.permission)) {
+        throw new McpError(ErrorCode.InvalidRequest, 'Forbidden: reading the approval policy needs the member permission orders.approve', problem(new ApiError('common.forbidden'), approvalPolicyResource.name));
+      }
+      const overBudget = await spend();
+      if (overBudget !== undefined) {
+        throw new McpError(ErrorCode.InvalidRequest, 'Too many requests', problem(overBudget, approvalPolicyResource.name));
+      }
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(approvalPolicySummary()) }] };
+    },
+  );
+  return server;
+}
