@@ -20,6 +20,8 @@ export type AssistantDependencies = McpDependencies & {
   readonly createTransport?: (options: { enableJsonResponse: boolean }) => McpTransport;
 };
 
+const lazilyBuiltLimit = { validate: { creationStack: false } };
+
 /** Largest JSON-RPC body /mcp reads. */
 const maxBodyBytes = 64 * 1024;
 
@@ -77,7 +79,18 @@ export function assistantRoutes(deps: AssistantDependencies): Router {
     const metadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
     built = {
       base,
-      auth: mcpAuthRouter({ provider, issuerUrl, scopesSupported, resourceName, resourceServerUrl: resourceUrl }),
+      auth: mcpAuthRouter({
+        provider,
+        issuerUrl,
+        scopesSupported,
+        resourceName,
+        resourceServerUrl: resourceUrl,
+        // The SDK's per-address limits stay; building them on first use (above) is deliberate.
+        authorizationOptions: { rateLimit: lazilyBuiltLimit },
+        tokenOptions: { rateLimit: lazilyBuiltLimit },
+        clientRegistrationOptions: { rateLimit: lazilyBuiltLimit },
+        revocationOptions: { rateLimit: lazilyBuiltLimit },
+      }),
       // RFC 9728 at the root as well: clients that do not append the resource path look there.
       protectedResource: metadataHandler({ resource: resourceUrl.href, authorization_servers: [oauthMetadata.issuer], scopes_supported: scopesSupported, resource_name: resourceName }),
       bearer: requireBearerAuth({ verifier: provider, resourceMetadataUrl: metadataUrl, expectedResource: resourceUrl }),

@@ -1,0 +1,727 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { checkSignInMember } from '../../src/console/signInMember.js';
+import { issuableScopes } from '../../src/keys/scopes.js';
+import { v1Operations } from '../../src/api/v1/operations.js';
+import { loadConfig } from '../../src/config/config.js';
+import { listen } from '../../src/api/listen.js';
+import { createCursorCodec } from '../../src/api/pagination/cursorCodec.js';
+import { errorHandler } from '../../src/api/problems/errorHandler.js';
+import { createRequestBudget } from '../../src/api/rateLimit/requestBudget.js';
+import { requestState } from '../../src/api/requestState.js';
+import { assistantRoutes } from '../../src/mcp/assistantRoutes.js';
+import { issueSignInCode } from '../../src/mcp/signInCodes.js';
+import { loadSigningSecret } from '../../src/platform/signingSecret.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { sql } from '../../src/platform/sql.js';
+import type { TenantSummary } from '../../src/console/seedSummary.js';
+import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../support/apiTestBed.js';
+import { silentLogger } from '../support/databases.js';
+import { runCli } from '../support/cli.js';
+import { MemoryOAuthProvider, mcpTransport, newClient, signIn, submitSignInCode, testRedirectUrl } from '../support/mcpClient.js';
+
+type Json = Record<string, unknown>;
+
+const problemShape = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number(),
+    detail: z.string(),
+    instance: z.string(),
+    code: z.string(),
+    requestId: z.string(),
+  })
+  .strict();
+
+/** The arguments of one call per tool; ids come from the seed and from /v1. */
+type ToolCall = { name: string; args: Json; analytics?: boolean };
+
+let bed: ApiTestBed;
+let tenantA: TenantSummary;
+let tenantB: TenantSummary;
+let ownerKey: string;
+
+function owner(tenant: TenantSummary): string {
+  const memberId = tenant.memberIds[0];
+  if (memberId === undefined) throw new Error('the tenant has no member');
+  return memberId;
+}
+
+async function codeFor(tenant: TenantSummary, memberId: string): Promise<string> {
+  const issued = await issueSignInCode(
+    { pool: bed.database.pool, clock: systemClock, checkMember: (w, m) => checkSignInMember(bed.eventStore, w, m) },
+    { workspaceId: tenant.workspaceId, memberId },
+  );
+  return issued.signInCode;
+}
+
+/** Active members of a tenant that hold none of these permissions (from the tenants projection). */
+async function activeMemberWithout(tenant: TenantSummary, permissions: readonly string[], except: readonly string[] = []): Promise<string> {
+  const rows = await bed.database.pool.any(sql.type(z.object({ memberId: z.string(), permissions: z.array(z.string()) }))`
+    SELECT member_id AS "memberId", permissions FROM read_models.members
+    WHERE tenant_id = ${tenant.workspaceId} AND status = 'active' ORDER BY member_id
+  `);
+  const found = rows.find((row) => !except.includes(row.memberId) && permissions.every((permission) => !row.permissions.includes(permission)));
+  if (found === undefined) throw new Error(`no active member without ${permissions.join(', ')}`);
+  return found.memberId;
+}
+
+function textOf(result: object): string {
+  const content = z.array(z.object({ type: z.literal('text'), text: z.string() })).parse('content' in result ? result.content : undefined);
+  return content.map((part) => part.text).join('');
+}
+
+async function callTool(client: Client, name: string, args: Json = {}) {
+  return client.callTool({ name, arguments: args });
+}
+
+async function problemOf(client: Client, name: string, args: Json = {}) {
+  const result = await callTool(client, name, args);
+  expect(result.isError).toBe(true);
+  return problemShape.parse(JSON.parse(textOf(result)));
+}
+
+/** The /v1 path of an operation called with tool arguments. */
+function v1PathOf(name: string, args: Json): string {
+  const operation = v1Operations.find((candidate) => candidate.operationId === name);
+  if (operation === undefined) throw new Error(`no operation ${name}`);
+  const query = new URLSearchParams();
+  let path = operation.path;
+  for (const [key, value] of Object.entries(args)) {
+    if (path.includes(`{${key}}`)) path = path.replace(`{${key}}`, encodeURIComponent(String(value)));
+    else query.set(key, String(value));
+  }
+  const search = query.toString();
+  return search === '' ? path : `${path}?${search}`;
+}
+
+/** Analytics answers carry the time they were computed at and evidence ids that name it. */
+function withoutVolatile(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutVolatile);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'asOf' && key !== 'evidenceId').map(([key, inner]) => [key, withoutVolatile(inner)]));
+  }
+  return value;
+}
+
+async function rawMcp(token: string | undefined, init: { method?: string; accept?: string; body?: Json } = {}): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' };
+  if (init.accept !== undefined) headers.accept = init.accept;
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  return fetch(`${bed.baseUrl}/mcp`, {
+    method: init.method ?? 'POST',
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+}
+
+function accessTokenOf(provider: MemoryOAuthProvider): string {
+  const token = provider.tokens()?.access_token;
+  if (token === undefined) throw new Error('no access token');
+  return token;
+}
+
+beforeAll(async () => {
+  bed = await createApiTestBed();
+  const [a, b] = bed.tenants;
+  if (a === undefined || b === undefined) throw new Error('two tenants expected');
+  tenantA = a;
+  tenantB = b;
+  ownerKey = await bed.issueKey(tenantA, issuableScopes);
+}, 180_000);
+
+afterAll(async () => {
+  await bed?.close();
+});
+
+describe('discovery', () => {
+  test('RFC 9728 protected-resource metadata names /mcp, this server and the seven scopes; RFC 8414 metadata offers S256 only', async () => {
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const response = await fetch(`${bed.baseUrl}${path}`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ resource: `${bed.baseUrl}/mcp`, authorization_servers: [`${bed.baseUrl}/`], scopes_supported: [...issuableScopes] });
+    }
+    const metadata = (await (await fetch(`${bed.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Json;
+    expect(metadata).toMatchObject({
+      issuer: `${bed.baseUrl}/`,
+      authorization_endpoint: `${bed.baseUrl}/authorize`,
+      token_endpoint: `${bed.baseUrl}/token`,
+      registration_endpoint: `${bed.baseUrl}/register`,
+      revocation_endpoint: `${bed.baseUrl}/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      response_types_supported: ['code'],
+    });
+  });
+
+  test('without a token /mcp answers 401 with WWW-Authenticate naming the resource metadata', async () => {
+    const response = await rawMcp(undefined, { accept: 'application/json, text/event-stream', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(
+      new RegExp(`^Bearer .*resource_metadata="${bed.baseUrl.replace(/\./g, '\\.')}/\\.well-known/oauth-protected-resource/mcp"`),
+    );
+  });
+});
+
+describe('signed in as the owner', () => {
+  let client: Client;
+  let provider: MemoryOAuthProvider;
+
+  beforeAll(async () => {
+    ({ client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA))));
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  test('tools/list: one tool per /v1 read operation, with /v1 parameter names and descriptions for a model', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(
+      [
+        'listClinics',
+        'listWarehouses',
+        'listCatalogItems',
+        'getCatalogItem',
+        'listCatalogCategories',
+        'listInventoryBalances',
+        'getInventoryBox',
+        'getInventoryBoxBalance',
+        'listInventoryBoxMovements',
+        'listOrders',
+        'getOrder',
+        'listFulfillments',
+        'getFulfillment',
+        'getMetric',
+        'getExceptions',
+        'getClinicComparison',
+        'getConsumptionTrend',
+        'getApprovalBacklog',
+        'getCycleTime',
+        'getBriefing',
+      ].sort(),
+    );
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('getOrder')?.inputSchema).toMatchObject({ type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } });
+    expect(Object.keys(byName.get('listOrders')?.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'limit', 'status']);
+    expect(Object.keys(byName.get('listInventoryBalances')?.inputSchema.properties ?? {}).sort()).toEqual(['catalogItemId', 'cursor', 'limit', 'warehouseId']);
+    for (const tool of tools) {
+      expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(60);
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+    }
+  });
+
+  test('a call per tool answers what /v1 answers, in structuredContent and as JSON text', async () => {
+    const firstFulfillment = (await bed.request('/v1/fulfillments?limit=1', { key: ownerKey })).body as { data: { orderId: string }[] };
+    const fulfilledOrder = firstFulfillment.data[0]?.orderId;
+    expect(fulfilledOrder).toBeDefined();
+    const calls: ToolCall[] = [
+      { name: 'listClinics', args: {} },
+      { name: 'listWarehouses', args: {} },
+      { name: 'listCatalogItems', args: {} },
+      { name: 'getCatalogItem', args: { itemId: tenantA.itemIds[0] } },
+      { name: 'listCatalogCategories', args: {} },
+      { name: 'listInventoryBalances', args: { limit: 5 } },
+      { name: 'getInventoryBox', args: { boxId: tenantA.boxIds[0] } },
+      { name: 'getInventoryBoxBalance', args: { boxId: tenantA.boxIds[0] } },
+      { name: 'listInventoryBoxMovements', args: { boxId: tenantA.boxIds[0] } },
+      { name: 'listOrders', args: { limit: 3, status: 'closed' } },
+      { name: 'getOrder', args: { orderId: tenantA.orderIds[0] } },
+      { name: 'listFulfillments', args: { limit: 2 } },
+      { name: 'getFulfillment', args: { orderId: fulfilledOrder } },
+      { name: 'getMetric', args: { metric: 'LOW_STOCK' }, analytics: true },
+      { name: 'getExceptions', args: {}, analytics: true },
+      { name: 'getClinicComparison', args: {}, analytics: true },
+      { name: 'getConsumptionTrend', args: { granularity: 'week' }, analytics: true },
+      { name: 'getApprovalBacklog', args: {}, analytics: true },
+      { name: 'getCycleTime', args: {}, analytics: true },
+      { name: 'getBriefing', args: { period: 'weekly' }, analytics: true },
+    ];
+    for (const call of calls) {
+      const result = await callTool(client, call.name, call.args);
+      expect(result.isError, `${call.name}: ${textOf(result)}`).toBeFalsy();
+      expect(JSON.parse(textOf(result)), call.name).toEqual(result.structuredContent);
+      const v1 = await bed.request(v1PathOf(call.name, call.args), { key: ownerKey });
+      expect(v1.status, call.name).toBe(200);
+      if (call.analytics === true) expect(withoutVolatile(result.structuredContent), call.name).toEqual(withoutVolatile(v1.body));
+      else expect(result.structuredContent, call.name).toEqual(v1.body);
+    }
+  });
+
+  test('pages follow with the nextCursor, as on /v1; a cursor of /v1 works here too', async () => {
+    const first = await callTool(client, 'listOrders', { limit: 2 });
+    const page = first.structuredContent as { data: { orderId: string }[]; hasMore: boolean; nextCursor?: string };
+    expect(page.hasMore).toBe(true);
+    const second = await callTool(client, 'listOrders', { limit: '2', cursor: page.nextCursor });
+    const v1 = await bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(page.nextCursor ?? '')}`, { key: ownerKey });
+    expect(second.structuredContent).toEqual(v1.body);
+  });
+
+  test('errors inside a tool are problem documents with instance /mcp#<tool>, in English', async () => {
+    const notFound = await problemOf(client, 'getOrder', { orderId: tenantB.orderIds[0] });
+    expect(notFound).toMatchObject({
+      type: `${testErrorTypeBase}/orders.not_found`,
+      title: 'Order not found',
+      status: 404,
+      code: 'orders.not_found',
+      instance: '/mcp#getOrder',
+    });
+    const unknown = await problemOf(client, 'getOrder', { orderId: 'no-such-order' });
+    expect(unknown).toMatchObject({ code: 'orders.not_found', status: 404, detail: notFound.detail });
+    expect(await problemOf(client, 'listOrders', { cursor: 'not-a-cursor' })).toMatchObject({ code: 'common.invalid_request', status: 400, instance: '/mcp#listOrders' });
+    expect(await problemOf(client, 'getMetric', { metric: 'ORDER_CYCLE_TIME', from: '2026-10-10', to: '2026-10-01' })).toMatchObject({
+      code: 'common.invalid_request',
+      status: 400,
+      instance: '/mcp#getMetric',
+    });
+    expect(await problemOf(client, 'getConsumptionTrend', { from: '2024-01-01', to: '2026-01-01' })).toMatchObject({ code: 'common.invalid_request' });
+  });
+
+  test('unknown tools and arguments that do not match the schema give isError with a plain text message', async () => {
+    for (const [name, args] of [
+      ['deleteOrder', {}],
+      ['getOrder', {}],
+      ['getOrder', { orderId: 42 }],
+      ['listOrders', { limit: 0 }],
+      ['listOrders', { limit: 201 }],
+      ['listOrders', { status: 'lost' }],
+      ['listOrders', { order_id: 'x' }],
+      ['getMetric', { metric: 'REVENUE' }],
+      ['getBriefing', { period: 'monthly' }],
+    ] as const) {
+      const result = await callTool(client, name, args);
+      expect(result.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
+      const text = textOf(result);
+      expect(text.length).toBeGreaterThan(0);
+      expect(() => JSON.parse(text) as unknown, text).toThrow();
+    }
+  });
+
+  test('the approval-policy summary resource is readable with orders.approve', async () => {
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toEqual(['supply://approval-policy/summary']);
+    const read = await client.readResource({ uri: 'supply://approval-policy/summary' });
+    const content = read.contents[0];
+    expect(content?.mimeType).toBe('application/json');
+    const summary = JSON.parse(content !== undefined && 'text' in content ? content.text : '') as { policyVersion: number; steps: { stage: string; requiredPermission: string }[] };
+    expect(summary.steps.map((step) => [step.stage, step.requiredPermission])).toEqual([
+      ['clinical_lead', 'clinical.approve'],
+      ['manager', 'orders.approve'],
+      ['finance', 'orders.approve_high_value'],
+    ]);
+  });
+
+  test('an API key is not accepted at /mcp, and the token is not accepted at /v1', async () => {
+    const withKey = await rawMcp(ownerKey, { accept: 'application/json, text/event-stream', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(withKey.status).toBe(401);
+    expect(withKey.headers.get('www-authenticate')).toContain('resource_metadata=');
+    const atV1 = await bed.request('/v1/me', { key: accessTokenOf(provider) });
+    expect(atV1.status).toBe(401);
+    expect(atV1.body).toMatchObject({ code: 'api_keys.invalid' });
+  });
+
+  test('protocol errors: GET and DELETE 405 -32000, an Accept without JSON or SSE 406 -32000; SSE only when asked for', async () => {
+    const token = accessTokenOf(provider);
+    for (const method of ['GET', 'DELETE']) {
+      const response = await rawMcp(token, { method, accept: 'application/json, text/event-stream' });
+      expect(response.status, method).toBe(405);
+      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 }, id: null });
+    }
+    for (const accept of ['text/html', 'application/xml, text/plain']) {
+      const response = await rawMcp(token, { accept, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      expect(response.status, accept).toBe(406);
+      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    }
+    const json = await rawMcp(token, { accept: 'application/json', body: { jsonrpc: '2.0', id: 7, method: 'tools/list' } });
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await json.json()) as { id: number }).id).toBe(7);
+    const sse = await rawMcp(token, { accept: 'text/event-stream', body: { jsonrpc: '2.0', id: 8, method: 'tools/list' } });
+    expect(sse.status).toBe(200);
+    expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await sse.text()).toMatch(/^event: message\ndata: \{.*"id":8/m);
+  });
+
+  test('the approval-policy summary without orders.approve: HTTP 200, JSON-RPC error -32600 with data.code common.forbidden', async () => {
+    const memberId = await activeMemberWithout(tenantA, ['orders.approve']);
+    const { client: member, provider: memberProvider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
+    try {
+      const raw = await rawMcp(accessTokenOf(memberProvider), {
+        accept: 'application/json, text/event-stream',
+        body: { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'supply://approval-policy/summary' } },
+      });
+      expect(raw.status).toBe(200);
+      expect(await raw.json()).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32600, data: { code: 'common.forbidden', status: 403 } } });
+      const thrown = await member.readResource({ uri: 'supply://approval-policy/summary' }).catch((error: unknown) => error);
+      expect(thrown).toBeInstanceOf(McpError);
+      expect(thrown).toMatchObject({ code: -32600, data: { code: 'common.forbidden' } });
+    } finally {
+      await member.close();
+    }
+  });
+});
+
+describe('scopes and member permissions', () => {
+  test('a tool outside the token scopes answers common.forbidden; cost fields follow the scopes too', async () => {
+    // The SDK asks for the scopes of the resource metadata; this app narrows them as a user could.
+    const narrowed = new (class extends MemoryOAuthProvider {
+      override redirectToAuthorization(url: URL): void {
+        url.searchParams.set('scope', 'orders:read catalog:read');
+        super.redirectToAuthorization(url);
+      }
+    })();
+    const { client } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)), { provider: narrowed });
+    try {
+      expect(await problemOf(client, 'listClinics')).toMatchObject({ code: 'common.forbidden', status: 403, instance: '/mcp#listClinics' });
+      expect(await problemOf(client, 'getBriefing')).toMatchObject({ code: 'common.forbidden' });
+      const order = await callTool(client, 'getOrder', { orderId: tenantA.orderIds[0] });
+      expect(order.isError).toBeFalsy();
+      const lines = (order.structuredContent as { lines: Json[] }).lines;
+      expect(lines.every((line) => !('unitCost' in line))).toBe(true);
+      const item = await callTool(client, 'getCatalogItem', { itemId: tenantA.itemIds[0] });
+      expect(item.structuredContent).not.toHaveProperty('costStatus');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a member without reports.view cannot use the analytics tools, whatever the token scopes', async () => {
+    const clinician = await activeMemberWithout(tenantA, ['reports.view', 'catalog.manage', 'orders.approve']);
+    const { client } = await signIn(bed.baseUrl, () => codeFor(tenantA, clinician));
+    try {
+      expect(await problemOf(client, 'getBriefing')).toMatchObject({ code: 'common.forbidden', instance: '/mcp#getBriefing' });
+      const orders = await callTool(client, 'listOrders', { limit: 1 });
+      expect(orders.isError).toBeFalsy();
+      const item = await callTool(client, 'getCatalogItem', { itemId: tenantA.itemIds[0] });
+      expect(item.structuredContent).not.toHaveProperty('costStatus');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('the sign-in page', () => {
+  async function startAuthorization(provider: MemoryOAuthProvider = new MemoryOAuthProvider()): Promise<{ url: URL; provider: MemoryOAuthProvider }> {
+    await newClient()
+      .connect(mcpTransport(bed.baseUrl, provider))
+      .catch(() => undefined);
+    if (provider.authorizationUrl === undefined) throw new Error('no authorization started');
+    return { url: provider.authorizationUrl, provider };
+  }
+
+  test('names the client and the scopes, has one text field signInCode, loads nothing external', async () => {
+    const { url } = await startAuthorization(new MemoryOAuthProvider({ client_name: 'Claude <Desktop>' }));
+    const page = await fetch(url);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain('Claude &lt;Desktop&gt;');
+    for (const scope of issuableScopes) expect(html).toContain(scope);
+    expect(html.match(/<input\b[^>]*>/g)).toEqual([expect.stringMatching(/type="text"[^>]*name="signInCode"/)]);
+    expect(html).not.toMatch(/\b(src|href)=/);
+  });
+
+  test('a wrong code and a used code show the page again with an error and reveal no member', async () => {
+    const memberId = owner(tenantA);
+    const code = await codeFor(tenantA, memberId);
+    const { url } = await startAuthorization();
+    const wrong = await submitSignInCode(url, 'AAAA-BBBB-CCCC');
+    expect(wrong.status).toBe(400);
+    const wrongPage = await wrong.text();
+    expect(wrongPage).toContain('name="signInCode"');
+    expect(wrongPage).toMatch(/not valid|expired|already used/);
+    expect(wrongPage).not.toContain(memberId);
+    expect(wrongPage).not.toContain(tenantA.workspaceId);
+    expect((await submitSignInCode(url, code.toLowerCase().replace(/-/g, ' '))).status).toBe(302);
+    const { url: again } = await startAuthorization();
+    const used = await submitSignInCode(again, code);
+    expect(used.status).toBe(400);
+    expect(await used.text()).toContain('name="signInCode"');
+  });
+
+  test('PKCE missing or plain is refused; a redirect URI must match exactly', async () => {
+    const { url } = await startAuthorization();
+    const plain = new URL(url);
+    plain.searchParams.set('code_challenge_method', 'plain');
+    const missing = new URL(url);
+    missing.searchParams.delete('code_challenge');
+    missing.searchParams.delete('code_challenge_method');
+    for (const refused of [plain, missing]) {
+      const response = await fetch(refused, { redirect: 'manual' });
+      expect(response.status).toBe(302);
+      const location = new URL(response.headers.get('location') ?? '');
+      expect(`${location.origin}${location.pathname}`).toBe(testRedirectUrl);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      expect(location.searchParams.has('code')).toBe(false);
+      const posted = await submitSignInCode(refused, await codeFor(tenantA, owner(tenantA)));
+      expect(new URL(posted.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_request');
+    }
+    const otherPort = new URL(url);
+    otherPort.searchParams.set('redirect_uri', 'http://127.0.0.1:10/oauth/callback');
+    const response = await fetch(otherPort, { redirect: 'manual' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+  });
+
+  test('the console command prints a single-use code valid for 10 minutes', async () => {
+    const result = await runCli(['console', 'sign-in-code', '--workspace', tenantA.workspaceId, '--member', owner(tenantA)], { DATABASE_URL: bed.database.url });
+    expect(result.code, result.stderr).toBe(0);
+    const printed = z.object({ signInCode: z.string(), expiresAt: z.string() }).strict().parse(JSON.parse(result.stdout));
+    expect(printed.signInCode).toMatch(/^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    const validFor = Date.parse(printed.expiresAt) - Date.now();
+    expect(validFor).toBeGreaterThan(9 * 60_000);
+    expect(validFor).toBeLessThanOrEqual(10 * 60_000);
+    const { client } = await signIn(bed.baseUrl, async () => printed.signInCode);
+    await client.close();
+    const refused = await runCli(['console', 'sign-in-code', '--workspace', tenantA.workspaceId, '--member', 'nobody'], { DATABASE_URL: bed.database.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('is not a member');
+  }, 60_000);
+});
+
+describe('tokens', () => {
+  async function tokenRequest(form: Record<string, string>): Promise<{ status: number; body: Json }> {
+    const response = await fetch(`${bed.baseUrl}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    return { status: response.status, body: (await response.json()) as Json };
+  }
+
+  function clientIdOf(provider: MemoryOAuthProvider): string {
+    const id = provider.clientInformation()?.client_id;
+    if (id === undefined) throw new Error('not registered');
+    return id;
+  }
+
+  test('refresh rotates: the new pair works, the used refresh token is refused and ends the grant', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await client.close();
+    const first = provider.tokens();
+    if (first?.refresh_token === undefined) throw new Error('no refresh token');
+    expect(first.expires_in).toBeLessThanOrEqual(3600);
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientIdOf(provider) });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.access_token).not.toBe(first.access_token);
+    expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
+    const newAccess = String(refreshed.body.access_token);
+    const ok = await rawMcp(newAccess, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(ok.status).toBe(200);
+    const replay = await tokenRequest({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientIdOf(provider) });
+    expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    const afterReplay = await rawMcp(newAccess, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(afterReplay.status).toBe(401);
+  });
+
+  test('an authorization code is single use and bound to its client and redirect URI', async () => {
+    const provider = new MemoryOAuthProvider();
+    await newClient()
+      .connect(mcpTransport(bed.baseUrl, provider))
+      .catch(() => undefined);
+    const url = provider.authorizationUrl;
+    if (url === undefined) throw new Error('no authorization');
+    const answer = await submitSignInCode(url, await codeFor(tenantA, owner(tenantA)));
+    const code = new URL(answer.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const other = new MemoryOAuthProvider();
+    await newClient()
+      .connect(mcpTransport(bed.baseUrl, other))
+      .catch(() => undefined);
+    const base = { grant_type: 'authorization_code', code, code_verifier: provider.codeVerifier(), redirect_uri: testRedirectUrl };
+    expect(await tokenRequest({ ...base, client_id: clientIdOf(other) })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await tokenRequest({ ...base, client_id: clientIdOf(provider), code_verifier: 'x'.repeat(50) })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await tokenRequest({ ...base, client_id: clientIdOf(provider), redirect_uri: 'http://127.0.0.1:9/other' })).toMatchObject({ status: 400 });
+    const exchanged = await tokenRequest({ ...base, client_id: clientIdOf(provider) });
+    expect(exchanged.status).toBe(200);
+    const again = await tokenRequest({ ...base, client_id: clientIdOf(provider) });
+    expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // A replayed code ends what it granted.
+    const response = await rawMcp(String(exchanged.body.access_token), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(response.status).toBe(401);
+  });
+
+  test('a revoked token and an expired one answer 401; secrets, codes and tokens are stored only as hashes', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await client.close();
+    const tokens = provider.tokens();
+    if (tokens?.refresh_token === undefined) throw new Error('no tokens');
+    const stored = await bed.database.pool.any(sql.type(z.object({ tokenHash: z.string() }))`SELECT token_hash AS "tokenHash" FROM oauth_tokens`);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(stored.some((row) => row.tokenHash === tokens.access_token || row.tokenHash === tokens.refresh_token)).toBe(false);
+    expect(stored.every((row) => /^[0-9a-f]{64}$/.test(row.tokenHash))).toBe(true);
+
+    const revoke = await fetch(`${bed.baseUrl}/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: tokens.access_token, client_id: clientIdOf(provider) }).toString(),
+    });
+    expect(revoke.status).toBe(200);
+    const revoked = await rawMcp(tokens.access_token, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(revoked.status).toBe(401);
+    expect(revoked.headers.get('www-authenticate')).toContain('resource_metadata=');
+
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientIdOf(provider) });
+    expect(refreshed.status).toBe(200);
+    const access = String(refreshed.body.access_token);
+    await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE kind = 'access'`);
+    const expired = await rawMcp(access, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(expired.status).toBe(401);
+    const foreign = await rawMcp('dsa_at_' + 'A'.repeat(43), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(foreign.status).toBe(401);
+  });
+
+  test('a confidential client authenticates with its secret, which is stored hashed', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)), {
+      provider: new MemoryOAuthProvider({ token_endpoint_auth_method: 'client_secret_post' }),
+    });
+    await client.close();
+    const information = provider.clientInformation();
+    const secret = information?.client_secret;
+    if (secret === undefined) throw new Error('a confidential client gets a secret');
+    const row = await bed.database.pool.one(sql.type(z.object({ hash: z.string().nullable() }))`
+      SELECT client_secret_hash AS hash FROM oauth_clients WHERE client_id = ${clientIdOf(provider)}
+    `);
+    expect(row.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row.hash).not.toBe(secret);
+    const refreshToken = provider.tokens()?.refresh_token ?? '';
+    expect(await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientIdOf(provider), client_secret: 'wrong' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_client' },
+    });
+    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientIdOf(provider), client_secret: secret })).status).toBe(200);
+  });
+});
+
+describe('member and tenant changes act on the very next request', () => {
+  test('a suspended member’s token answers 401 on the next call, and stays refused after reactivation', async () => {
+    const memberId = await activeMemberWithout(tenantA, ['integrations.manage']);
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
+    expect((await callTool(client, 'listClinics')).isError).toBeFalsy();
+    await bed.console.suspendMember({ workspaceId: tenantA.workspaceId, memberId });
+    await bed.settle();
+    const token = accessTokenOf(provider);
+    const refused = await rawMcp(token, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listClinics', arguments: {} } } });
+    expect(refused.status).toBe(401);
+    await expect(codeFor(tenantA, memberId)).rejects.toThrow(/suspended/);
+    await bed.console.reactivateMember({ workspaceId: tenantA.workspaceId, memberId });
+    await bed.settle();
+    const still = await rawMcp(token, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(still.status).toBe(401);
+    await client.close().catch(() => undefined);
+  });
+
+  test('a suspended tenant’s tokens answer 401', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantB, owner(tenantB)));
+    expect((await callTool(client, 'getOrder', { orderId: tenantB.orderIds[0] })).isError).toBeFalsy();
+    expect((await problemOf(client, 'getOrder', { orderId: tenantA.orderIds[0] })).code).toBe('orders.not_found');
+    await bed.console.suspendTenant({ workspaceId: tenantB.workspaceId });
+    await bed.settle();
+    const refused = await rawMcp(accessTokenOf(provider), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(refused.status).toBe(401);
+    await client.close().catch(() => undefined);
+  });
+});
+
+describe('the endpoint on its own parts', () => {
+  /**
+   * The assistant routes on a second server over the same database and base URL (so the bed's
+   * tokens are valid there), with a budget of two requests and, when asked, a transport that fails.
+   */
+  async function startAssistant(options: { failingTransport?: boolean } = {}): Promise<{ url: string; close(): Promise<void> }> {
+    const exportService = bed.exports.service;
+    if (exportService === undefined) throw new Error('the bed has an export service');
+    const budget = createRequestBudget({ pointsPerWindow: 2, windowSeconds: 60, logger: silentLogger });
+    const app = express();
+    app.use(requestState);
+    app.use(
+      assistantRoutes({
+        db: bed.database.pool,
+        budget,
+        operations: v1Operations,
+        cursors: createCursorCodec(await loadSigningSecret(bed.database.pool, undefined)),
+        clock: systemClock,
+        analyticsCaps: loadConfig({}).analyticsCaps,
+        exports: exportService,
+        logger: silentLogger,
+        errorTypeBase: testErrorTypeBase,
+        version: 'test',
+        baseUrl: () => bed.baseUrl,
+        ...(options.failingTransport === true
+          ? {
+              createTransport: () => {
+                const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+                transport.handleRequest = () => Promise.reject(new Error('transport broke'));
+                return transport;
+              },
+            }
+          : {}),
+      }),
+    );
+    app.use(errorHandler(testErrorTypeBase, silentLogger));
+    const server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
+    const address = server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no address');
+    return {
+      url: `http://127.0.0.1:${address.port}/mcp`,
+      close: async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await budget.close();
+      },
+    };
+  }
+
+  async function post(url: string, token: string, body: Json): Promise<Response> {
+    return fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  test('a transport failure answers 500 with JSON-RPC code -32603', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await client.close();
+    const assistant = await startAssistant({ failingTransport: true });
+    try {
+      const response = await post(assistant.url, accessTokenOf(provider), { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+    } finally {
+      await assistant.close();
+    }
+  });
+
+  test('one request budget per sign-in: tool calls spend it, refreshed tokens share it, then common.too_many_requests', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await client.close();
+    const assistant = await startAssistant();
+    try {
+      const call = (token: string) => post(assistant.url, token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listClinics', arguments: {} } });
+      const results = async (response: Response) => (await response.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+      const first = await results(await call(accessTokenOf(provider)));
+      expect(first.result.isError).toBeUndefined();
+      const refreshToken = provider.tokens()?.refresh_token ?? '';
+      const refreshed = await fetch(`${bed.baseUrl}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: provider.clientInformation()?.client_id ?? '' }).toString(),
+      });
+      const newAccess = String(((await refreshed.json()) as Json).access_token);
+      expect((await results(await call(newAccess))).result.isError).toBeUndefined();
+      const third = await results(await call(newAccess));
+      expect(third.result.isError).toBe(true);
+      expect(JSON.parse(third.result.content[0]?.text ?? '')).toMatchObject({ code: 'common.too_many_requests', status: 429, instance: '/mcp#listClinics' });
+      // Another sign-in has its own budget.
+      const other = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+      await other.client.close();
+      expect((await results(await call(accessTokenOf(other.provider)))).result.isError).toBeUndefined();
+    } finally {
+      await assistant.close();
+    }
+  });
+});
