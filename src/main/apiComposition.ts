@@ -10,6 +10,7 @@ import { createDatabasePool, requestPoolTimeouts, type Database } from '../platf
 import { createProjectionReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
+import { scheduleOAuthPurge } from '../mcp/oauthMaintenance.js';
 import type { ExportsRuntime } from './exportsComposition.js';
 
 export const budgetWindowSeconds = 60;
@@ -69,6 +70,7 @@ export async function composeApi(
   if (!assistantAvailable) {
     logger.warn({ publicBaseUrl }, 'the assistant endpoint /mcp is off: OAuth needs PUBLIC_BASE_URL to be https (or localhost)');
   }
+  const oauthPurge = assistantAvailable ? scheduleOAuthPurge({ pool, clock, logger }) : undefined;
   return {
     db: pool,
     reads,
@@ -101,6 +103,7 @@ export async function composeApi(
         }
       : {}),
     close: async () => {
+      await oauthPurge?.stop();
       await budget.close();
       await reads.close();
       await pool.end();

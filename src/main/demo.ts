@@ -16,9 +16,9 @@ const demoParams = { seed: 1, tenants: 2, days: 90, scale: 'small' } as const;
 /**
  * `serve --demo`: seeds the demo organisations into an empty store, then issues a fresh demo key
  * for the first one (revoking the previous demo key, so that restarts never pile keys up) and
- * prints it on stderr. Returns the key.
+ * prints it on stderr, with a sign-in code for the assistant endpoint (printed once listening).
  */
-export async function prepareDemo(services: Services, options: { baseUrl: string }): Promise<string> {
+export async function prepareDemo(services: Services): Promise<DemoSession> {
   const { eventStore, clock, logger, database } = services;
   const params = { ...demoParams, asOf: startOfUtcDay(clock.now()) };
   // Ids are a function of the seed alone, so the summary tells which workspace the demo owns
@@ -48,19 +48,23 @@ export async function prepareDemo(services: Services, options: { baseUrl: string
     { workspaceId, memberId: ownerId },
   );
   process.stderr.write(
+    `\n  Demo workspace ${workspaceId}\n  Demo API key (shown once): ${issued.key}\n  Scopes: ${issued.scopes.join(', ')}\n\n`,
+  );
+  return { key: issued.key, workspaceId, memberId: ownerId, ...signIn };
+}
+
+export type DemoSession = { key: string; workspaceId: string; memberId: string; signInCode: string; expiresAt: string };
+
+/** Printed once the server listens, so that the address names the port actually bound. */
+export function printAssistantSignIn(demo: DemoSession, baseUrl: string): void {
+  process.stderr.write(
     [
-      '',
-      `  Demo workspace ${workspaceId}`,
-      `  Demo API key (shown once): ${issued.key}`,
-      `  Scopes: ${issued.scopes.join(', ')}`,
-      '',
-      `  Assistant endpoint (MCP, OAuth sign-in): ${options.baseUrl}/mcp`,
-      `  Connect an assistant (e.g. npx @modelcontextprotocol/inspector) to it; on the sign-in page enter`,
-      `  the sign-in code ${signIn.signInCode} (member ${ownerId}, single use, valid until ${signIn.expiresAt}).`,
-      `  A new code: npx supply-api console sign-in-code --workspace ${workspaceId} --member ${ownerId}`,
+      `  Assistant endpoint (MCP, OAuth sign-in): ${baseUrl}/mcp`,
+      '  Connect an assistant (e.g. npx @modelcontextprotocol/inspector) to it; on the sign-in page enter',
+      `  the sign-in code ${demo.signInCode} (member ${demo.memberId}, single use, valid until ${demo.expiresAt}).`,
+      `  A new code: npx supply-api console sign-in-code --workspace ${demo.workspaceId} --member ${demo.memberId}`,
       '',
       '',
     ].join('\n'),
   );
-  return issued.key;
 }

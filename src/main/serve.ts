@@ -11,7 +11,7 @@ import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
-import { prepareDemo } from './demo.js';
+import { prepareDemo, printAssistantSignIn, type DemoSession } from './demo.js';
 import { cachedFor, createReadiness } from './readiness.js';
 import { openServices } from './services.js';
 
@@ -35,9 +35,10 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   let projector: Projector | undefined;
   let api: Awaited<ReturnType<typeof composeApi>> | undefined;
   let exports: ExportsRuntime | undefined;
+  let demo: DemoSession | undefined;
   try {
     if (options.demo) {
-      await prepareDemo(services, { baseUrl: config.publicBaseUrl ?? `http://localhost:${options.port}` });
+      demo = await prepareDemo(services);
     }
     const { pool } = services.database;
     const registry = new Registry();
@@ -79,6 +80,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
     const address = server.address();
     if (typeof address === 'object' && address !== null) serverUrl = `http://localhost:${address.port}`;
+    if (demo !== undefined && api?.assistant !== undefined) printAssistantSignIn(demo, config.publicBaseUrl ?? serverUrl);
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {
     await projector?.stop();

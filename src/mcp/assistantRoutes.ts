@@ -7,7 +7,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { issuableScopes } from '../keys/scopes.js';
 import { stateOf } from '../api/requestState.js';
 import { hashSecret } from './credentials.js';
-import { mcpPrincipalOf } from './mcpPrincipal.js';
+import { asOperationPrincipal, mcpPrincipalOf } from './mcpPrincipal.js';
 import { createMcpServer, toolsOf, type McpDependencies } from './mcpServer.js';
 import { createOAuthProvider } from './oauthProvider.js';
 
@@ -147,6 +147,8 @@ async function serveMcp(deps: AssistantDependencies, tools: ReturnType<typeof to
   const state = stateOf(response);
   const principal = mcpPrincipalOf(request.auth);
   if (principal === undefined) throw new Error('bearer authentication left no principal');
+  // The access log names the tenant and the grant (never the token).
+  state.principal = asOperationPrincipal(principal);
   const mode = responseMode(request.headers.accept);
   const server = createMcpServer(deps, tools, principal, state.requestId);
   const transport = deps.createTransport?.({ enableJsonResponse: mode === 'json' }) ?? new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: mode === 'json', maxRequestBodySize: maxBodyBytes });

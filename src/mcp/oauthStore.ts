@@ -266,3 +266,33 @@ export async function memberMaySignIn(db: CommonQueryMethods, tenantId: string, 
       AND tn.status = 'active' AND m.status = 'active'
   `);
 }
+
+export type PurgeReport = { readonly signInCodes: number; readonly authorizationCodes: number; readonly tokens: number; readonly grants: number };
+
+/**
+ * Deletes, tenant by tenant, sign-in codes, authorization codes and tokens that expired before the
+ * cutoff, then the grants left with none of them. Registered clients stay.
+ */
+export async function purgeExpired(pool: DatabasePool, cutoff: string): Promise<PurgeReport> {
+  const tenants = await pool.anyFirst(sql.type(z.object({ tenantId: z.string() }))`
+    SELECT tenant_id AS "tenantId" FROM oauth_sign_in_codes UNION SELECT tenant_id FROM oauth_grants
+  `);
+  let signInCodes = 0;
+  let authorizationCodes = 0;
+  let tokens = 0;
+  let grants = 0;
+  for (const tenantId of tenants) {
+    signInCodes += (await pool.query(sql.typeAlias('void')`DELETE FROM oauth_sign_in_codes WHERE tenant_id = ${tenantId} AND expires_at < ${cutoff}`)).rowCount;
+    authorizationCodes += (await pool.query(sql.typeAlias('void')`DELETE FROM oauth_authorization_codes WHERE tenant_id = ${tenantId} AND expires_at < ${cutoff}`)).rowCount;
+    tokens += (await pool.query(sql.typeAlias('void')`DELETE FROM oauth_tokens WHERE tenant_id = ${tenantId} AND expires_at < ${cutoff}`)).rowCount;
+    grants += (
+      await pool.query(sql.typeAlias('void')`
+        DELETE FROM oauth_grants AS g
+        WHERE g.tenant_id = ${tenantId} AND g.created_at < ${cutoff}
+          AND NOT EXISTS (SELECT FROM oauth_tokens AS t WHERE t.tenant_id = ${tenantId} AND t.grant_id = g.grant_id)
+          AND NOT EXISTS (SELECT FROM oauth_authorization_codes AS c WHERE c.tenant_id = ${tenantId} AND c.grant_id = g.grant_id)
+      `)
+    ).rowCount;
+  }
+  return { signInCodes, authorizationCodes, tokens, grants };
+}

@@ -171,6 +171,9 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const key = demoKey.exec(server.output())?.[1];
     const port = Number(listening.exec(server.output())?.[1]);
     if (key === undefined) throw new Error(`no demo key in: ${server.output()}`);
+    // Beside the key: how to sign in to the assistant endpoint, at the port actually bound.
+    expect(server.output()).toContain(`Assistant endpoint (MCP, OAuth sign-in): http://localhost:${port}/mcp`);
+    expect(server.output()).toMatch(/the sign-in code [0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4} \(member /);
     return { key, port, stop: server.stop };
   }
 

@@ -14,6 +14,8 @@ import { errorHandler } from '../../src/api/problems/errorHandler.js';
 import { createRequestBudget } from '../../src/api/rateLimit/requestBudget.js';
 import { requestState } from '../../src/api/requestState.js';
 import { assistantRoutes } from '../../src/mcp/assistantRoutes.js';
+import { hashSecret } from '../../src/mcp/credentials.js';
+import { purgeExpired } from '../../src/mcp/oauthStore.js';
 import { issueSignInCode } from '../../src/mcp/signInCodes.js';
 import { loadSigningSecret } from '../../src/platform/signingSecret.js';
 import { systemClock } from '../../src/platform/clock.js';
@@ -45,6 +47,8 @@ let bed: ApiTestBed;
 let tenantA: TenantSummary;
 let tenantB: TenantSummary;
 let ownerKey: string;
+/** Every sign-in code and token the tests handled: none may reach a log line. */
+const handledSecrets: string[] = [];
 
 function owner(tenant: TenantSummary): string {
   const memberId = tenant.memberIds[0];
@@ -57,6 +61,7 @@ async function codeFor(tenant: TenantSummary, memberId: string): Promise<string>
     { pool: bed.database.pool, clock: systemClock, checkMember: (w, m) => checkSignInMember(bed.eventStore, w, m) },
     { workspaceId: tenant.workspaceId, memberId },
   );
+  handledSecrets.push(issued.signInCode);
   return issued.signInCode;
 }
 
@@ -121,9 +126,10 @@ async function rawMcp(token: string | undefined, init: { method?: string; accept
 }
 
 function accessTokenOf(provider: MemoryOAuthProvider): string {
-  const token = provider.tokens()?.access_token;
-  if (token === undefined) throw new Error('no access token');
-  return token;
+  const tokens = provider.tokens();
+  if (tokens === undefined) throw new Error('no access token');
+  handledSecrets.push(tokens.access_token, ...(tokens.refresh_token === undefined ? [] : [tokens.refresh_token]));
+  return tokens.access_token;
 }
 
 beforeAll(async () => {
@@ -525,7 +531,7 @@ describe('tokens', () => {
     if (url === undefined) throw new Error('no authorization');
     const answer = await submitSignInCode(url, await codeFor(tenantA, owner(tenantA)));
     const code = new URL(answer.headers.get('location') ?? '').searchParams.get('code') ?? '';
-    const other = new MemoryOAuthProvider();
+    const other = new MemoryOAuthProvider({ client_name: 'Another Assistant' });
     await newClient()
       .connect(mcpTransport(bed.baseUrl, other))
       .catch(() => undefined);
@@ -591,6 +597,29 @@ describe('tokens', () => {
       body: { error: 'invalid_client' },
     });
     expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientIdOf(provider), client_secret: secret })).status).toBe(200);
+  });
+});
+
+describe('retention', () => {
+  test('codes and tokens expired more than the cutoff ago are deleted with their grant; live ones stay', async () => {
+    const old = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await old.client.close();
+    const live = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    const oldAccess = hashSecret(accessTokenOf(old.provider));
+    const grantId = await bed.database.pool.oneFirst(sql.type(z.object({ grantId: z.string() }))`
+      SELECT grant_id AS "grantId" FROM oauth_tokens WHERE token_hash = ${oldAccess}
+    `);
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_tokens SET expires_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
+    await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_authorization_codes SET expires_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
+    await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_grants SET created_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
+    const report = await purgeExpired(bed.database.pool, new Date(Date.now() - 86_400_000).toISOString());
+    expect(report.tokens).toBeGreaterThanOrEqual(2);
+    expect(report.grants).toBeGreaterThanOrEqual(1);
+    const left = await bed.database.pool.anyFirst(sql.type(z.object({ grantId: z.string() }))`SELECT grant_id AS "grantId" FROM oauth_grants WHERE grant_id = ${grantId}`);
+    expect(left).toEqual([]);
+    expect((await callTool(live.client, 'listClinics')).isError).toBeFalsy();
+    await live.client.close();
   });
 });
 
@@ -723,5 +752,17 @@ describe('the endpoint on its own parts', () => {
     } finally {
       await assistant.close();
     }
+  });
+});
+
+describe('logs', () => {
+  test('the access log names the tenant and the grant of /mcp requests, and never a sign-in code or token', () => {
+    const lines = bed.logs.map((line) => JSON.parse(line) as Json);
+    const mcpLines = lines.filter((line) => line.url === '/mcp' && line.status === 200);
+    expect(mcpLines.length).toBeGreaterThan(0);
+    expect(mcpLines.every((line) => typeof line.tenantId === 'string' && String(line.keyPrefix).startsWith('mcp:'))).toBe(true);
+    expect(handledSecrets.length).toBeGreaterThan(10);
+    const text = bed.logs.join('\n');
+    for (const secret of handledSecrets) expect(text).not.toContain(secret);
   });
 });

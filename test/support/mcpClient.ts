@@ -11,12 +11,23 @@ export const testRedirectUrl = 'http://127.0.0.1:9/oauth/callback';
  * registration, tokens, PKCE verifier) and where it would send the person to sign in.
  */
 export class MemoryOAuthProvider implements OAuthClientProvider {
+  /**
+   * The registration of the default test client, shared by the providers of one test file as one
+   * installed app keeps its registration: the server limits registrations per address (20 an hour).
+   */
+  private static sharedRegistration: OAuthClientInformationMixed | undefined;
+
   authorizationUrl: URL | undefined;
   private client: OAuthClientInformationMixed | undefined;
   private stored: OAuthTokens | undefined;
   private verifier: string | undefined;
+  private readonly shared: boolean;
 
-  constructor(private readonly metadata: Partial<OAuthClientMetadata> = {}) {}
+  /** Custom metadata always registers a client of its own. */
+  constructor(private readonly metadata: Partial<OAuthClientMetadata> = {}) {
+    this.shared = Object.keys(metadata).length === 0;
+    if (this.shared) this.client = MemoryOAuthProvider.sharedRegistration;
+  }
 
   get redirectUrl(): string {
     return testRedirectUrl;
@@ -39,6 +50,7 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 
   saveClientInformation(information: OAuthClientInformationMixed): void {
     this.client = information;
+    if (this.shared) MemoryOAuthProvider.sharedRegistration = information;
   }
 
   tokens(): OAuthTokens | undefined {
