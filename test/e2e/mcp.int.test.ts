@@ -4,7 +4,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
 import { checkSignInMember } from '../../src/console/signInMember.js';
+import { newEvent, streams } from '../../src/events/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
 import { loadConfig } from '../../src/config/config.js';
@@ -638,6 +640,24 @@ describe('member and tenant changes act on the very next request', () => {
     await bed.settle();
     const still = await rawMcp(token, { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(still.status).toBe(401);
+    await client.close().catch(() => undefined);
+  });
+
+  test('a removed member’s token answers 401 on the next call', async () => {
+    const suspendedEarlier = await bed.database.pool.anyFirst(sql.type(z.object({ memberId: z.string() }))`
+      SELECT member_id AS "memberId" FROM read_models.members WHERE tenant_id = ${tenantA.workspaceId} AND status <> 'active'
+    `);
+    const memberId = await activeMemberWithout(tenantA, ['integrations.manage'], suspendedEarlier);
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
+    expect((await callTool(client, 'listClinics')).isError).toBeFalsy();
+    await bed.eventStore.append(
+      streams.member(tenantA.workspaceId, memberId),
+      [newEvent('MemberRemoved', { memberId }, { eventId: randomUUID(), tenantId: tenantA.workspaceId, occurredAt: new Date().toISOString() })],
+      'any',
+    );
+    await bed.settle();
+    const refused = await rawMcp(accessTokenOf(provider), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(refused.status).toBe(401);
     await client.close().catch(() => undefined);
   });
 
