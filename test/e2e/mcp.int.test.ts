@@ -2,12 +2,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { checkSignInMember } from '../../src/console/signInMember.js';
 import { newEvent, streams } from '../../src/events/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
+import type { Operation } from '../../src/api/v1/operation.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
 import { loadConfig } from '../../src/config/config.js';
 import { listen } from '../../src/api/listen.js';
@@ -21,6 +23,7 @@ import { purgeExpired } from '../../src/mcp/oauthStore.js';
 import { issueSignInCode } from '../../src/mcp/signInCodes.js';
 import { loadSigningSecret } from '../../src/platform/signingSecret.js';
 import { systemClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { sql } from '../../src/platform/sql.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../support/apiTestBed.js';
@@ -678,7 +681,7 @@ describe('the endpoint on its own parts', () => {
    * The assistant routes on a second server over the same database and base URL (so the bed's
    * tokens are valid there), with a budget of two requests and, when asked, a transport that fails.
    */
-  async function startAssistant(options: { failingTransport?: boolean } = {}): Promise<{ url: string; close(): Promise<void> }> {
+  async function startAssistant(options: { failingTransport?: boolean; operations?: readonly Operation[] } = {}): Promise<{ url: string; close(): Promise<void> }> {
     const exportService = bed.exports.service;
     if (exportService === undefined) throw new Error('the bed has an export service');
     const budget = createRequestBudget({ pointsPerWindow: 2, windowSeconds: 60, logger: silentLogger });
@@ -688,12 +691,12 @@ describe('the endpoint on its own parts', () => {
       assistantRoutes({
         db: bed.database.pool,
         budget,
-        operations: v1Operations,
+        operations: options.operations ?? v1Operations,
         cursors: createCursorCodec(await loadSigningSecret(bed.database.pool, undefined)),
         clock: systemClock,
         analyticsCaps: loadConfig({}).analyticsCaps,
         exports: exportService,
-        logger: silentLogger,
+        logger: assistantLogger,
         errorTypeBase: testErrorTypeBase,
         version: 'test',
         baseUrl: () => bed.baseUrl,
@@ -724,6 +727,17 @@ describe('the endpoint on its own parts', () => {
     };
   }
 
+  const assistantLogs: string[] = [];
+  const assistantLogger = createLogger(
+    'info',
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        assistantLogs.push(chunk.toString('utf8'));
+        callback();
+      },
+    }),
+  );
+
   async function post(url: string, token: string, body: Json): Promise<Response> {
     return fetch(url, {
       method: 'POST',
@@ -740,6 +754,41 @@ describe('the endpoint on its own parts', () => {
       const response = await post(assistant.url, accessTokenOf(provider), { jsonrpc: '2.0', id: 1, method: 'tools/list' });
       expect(response.status).toBe(500);
       expect(await response.json()).toEqual({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+    } finally {
+      await assistant.close();
+    }
+  });
+
+  test('an unexpected failure inside a tool is a common.internal_error problem document, logged with the request id, with nothing internal in it', async () => {
+    const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
+    await client.close();
+    const failing = v1Operations.map((operation) =>
+      operation.operationId === 'getOrder' ? { ...operation, handle: () => Promise.reject(new Error('read table vanished: secret detail')) } : operation,
+    );
+    const assistant = await startAssistant({ operations: failing });
+    try {
+      const response = await post(assistant.url, accessTokenOf(provider), {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'getOrder', arguments: { orderId: tenantA.orderIds[0] } },
+      });
+      expect(response.status).toBe(200);
+      const requestId = response.headers.get('x-request-id');
+      const answer = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
+      expect(answer.result.isError).toBe(true);
+      const text = answer.result.content[0]?.text ?? '';
+      expect(text).not.toContain('secret detail');
+      expect(problemShape.parse(JSON.parse(text))).toEqual({
+        type: `${testErrorTypeBase}/common.internal_error`,
+        title: 'Internal error',
+        status: 500,
+        detail: 'An unexpected error occurred. Quote the requestId when contacting support.',
+        instance: '/mcp#getOrder',
+        code: 'common.internal_error',
+        requestId,
+      });
+      expect(assistantLogs.some((line) => line.includes('tool call failed') && line.includes(String(requestId)) && line.includes('secret detail'))).toBe(true);
     } finally {
       await assistant.close();
     }
