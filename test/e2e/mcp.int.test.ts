@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { checkSignInMember } from '../../src/console/signInMember.js';
 import { newEvent, streams } from '../../src/events/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
@@ -658,7 +659,16 @@ describe('member and tenant changes act on the very next request', () => {
       [newEvent('MemberRemoved', { memberId }, { eventId: randomUUID(), tenantId: tenantA.workspaceId, occurredAt: new Date().toISOString() })],
       'any',
     );
+    // Appended beside the bed's console, so settling alone may not wait for it: wait for the projection.
     await bed.settle();
+    for (let waited = 0; ; waited += 100) {
+      const status = await bed.database.pool.oneFirst(sql.type(z.object({ status: z.string() }))`
+        SELECT status FROM read_models.members WHERE tenant_id = ${tenantA.workspaceId} AND member_id = ${memberId}
+      `);
+      if (status === 'removed') break;
+      if (waited > 60_000) throw new Error('the removal was not projected');
+      await sleep(100);
+    }
     const refused = await rawMcp(accessTokenOf(provider), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(refused.status).toBe(401);
     await client.close().catch(() => undefined);
