@@ -71,13 +71,14 @@ async function codeFor(tenant: TenantSummary, memberId: string): Promise<string>
   return issued.signInCode;
 }
 
-/** Active members of a tenant that hold none of these permissions (from the tenants projection). */
-async function activeMemberWithout(tenant: TenantSummary, permissions: readonly string[], except: readonly string[] = []): Promise<string> {
-  const rows = await bed.database.pool.any(sql.type(z.object({ memberId: z.string(), permissions: z.array(z.string()) }))`
-    SELECT member_id AS "memberId", permissions FROM read_models.members
-    WHERE tenant_id = ${tenant.workspaceId} AND status = 'active' ORDER BY member_id
-  `);
-  const found = rows.find((row) => !except.includes(row.memberId) && permissions.every((permission) => !row.permissions.includes(permission)));
+/** Members whose status a test changed: later tests pick others. */
+const changedMembers: string[] = [];
+
+/** An active member of the seed holding none of these permissions (and not changed by a test). */
+function activeMemberWithout(tenant: TenantSummary, permissions: readonly string[]): string {
+  const found = tenant.members.find(
+    (member) => member.status === 'active' && !changedMembers.includes(member.memberId) && permissions.every((permission) => !member.permissions.includes(permission)),
+  );
   if (found === undefined) throw new Error(`no active member without ${permissions.join(', ')}`);
   return found.memberId;
 }
@@ -361,7 +362,7 @@ describe('signed in as the owner', () => {
   });
 
   test('the approval-policy summary without orders.approve: HTTP 200, JSON-RPC error -32600 with data.code common.forbidden', async () => {
-    const memberId = await activeMemberWithout(tenantA, ['orders.approve']);
+    const memberId = activeMemberWithout(tenantA, ['orders.approve']);
     const { client: member, provider: memberProvider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
     try {
       const raw = await rawMcp(accessTokenOf(memberProvider), {
@@ -404,7 +405,7 @@ describe('scopes and member permissions', () => {
   });
 
   test('a member without reports.view cannot use the analytics tools, whatever the token scopes', async () => {
-    const clinician = await activeMemberWithout(tenantA, ['reports.view', 'catalog.manage', 'orders.approve']);
+    const clinician = activeMemberWithout(tenantA, ['reports.view', 'catalog.manage', 'orders.approve']);
     const { client } = await signIn(bed.baseUrl, () => codeFor(tenantA, clinician));
     try {
       expect(await problemOf(client, 'getBriefing')).toMatchObject({ code: 'common.forbidden', instance: '/mcp#getBriefing' });
@@ -631,7 +632,8 @@ describe('retention', () => {
 
 describe('member and tenant changes act on the very next request', () => {
   test('a suspended member’s token answers 401 on the next call, and stays refused after reactivation', async () => {
-    const memberId = await activeMemberWithout(tenantA, ['integrations.manage']);
+    const memberId = activeMemberWithout(tenantA, ['integrations.manage']);
+    changedMembers.push(memberId);
     const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
     expect((await callTool(client, 'listClinics')).isError).toBeFalsy();
     await bed.console.suspendMember({ workspaceId: tenantA.workspaceId, memberId });
@@ -648,10 +650,8 @@ describe('member and tenant changes act on the very next request', () => {
   });
 
   test('a removed member’s token answers 401 on the next call', async () => {
-    const suspendedEarlier = await bed.database.pool.anyFirst(sql.type(z.object({ memberId: z.string() }))`
-      SELECT member_id AS "memberId" FROM read_models.members WHERE tenant_id = ${tenantA.workspaceId} AND status <> 'active'
-    `);
-    const memberId = await activeMemberWithout(tenantA, ['integrations.manage'], suspendedEarlier);
+    const memberId = activeMemberWithout(tenantA, ['integrations.manage']);
+    changedMembers.push(memberId);
     const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, memberId));
     expect((await callTool(client, 'listClinics')).isError).toBeFalsy();
     await bed.eventStore.append(
