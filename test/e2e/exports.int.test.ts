@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { newEvent, streams } from '../../src/events/index.js';
-import type { BlobStore } from '../../src/exports/blobStore.js';
+import { failingPuts } from '../support/failingBlobStore.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
 import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
@@ -277,25 +277,11 @@ describe('export jobs (in-process queue, local files)', () => {
   let key: string;
   let otherKey: string;
   let prefix: string;
-  let failPuts = 0;
   const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
-  const failingOnDemand = (store: BlobStore): BlobStore => ({
-    ...store,
-    kind: store.kind,
-    put: async (file, bytes) => {
-      if (failPuts > 0) {
-        failPuts -= 1;
-        throw new Error('injected storage failure');
-      }
-      return store.put(file, bytes);
-    },
-    link: (file, now) => store.link(file, now),
-    delete: (fileKey) => store.delete(fileKey),
-    close: () => store.close(),
-  });
+  const storage = failingPuts();
 
   beforeAll(async () => {
-    bed = await createApiTestBed({ clock, wrapExportStore: failingOnDemand });
+    bed = await createApiTestBed({ clock, wrapExportStore: storage.wrap });
     const [tenant, other] = bed.tenants;
     if (!tenant || !other) throw new Error('two tenants expected');
     key = await bed.issueKey(tenant, ['analytics:read']);
@@ -305,7 +291,7 @@ describe('export jobs (in-process queue, local files)', () => {
   afterAll(async () => bed?.close());
 
   test('a build that fails is marked failed with processing_error, retried automatically, and ends ready keeping the error', async () => {
-    failPuts = 1;
+    storage.failNext(1);
     const exportId = await requestExport(bed, key);
     const { job, seen } = await pollUntilReady(bed, key, exportId);
     const failed = seen.find((s) => s.status === 'failed');
@@ -323,7 +309,7 @@ describe('export jobs (in-process queue, local files)', () => {
   });
 
   test('a build that fails every time ends failed after three runs', async () => {
-    failPuts = 3;
+    storage.failNext(3);
     const exportId = await requestExport(bed, key);
     const deadline = Date.now() + 20_000;
     let attempts = 0;
@@ -334,7 +320,7 @@ describe('export jobs (in-process queue, local files)', () => {
     await sleep(300);
     expect(await poll(bed, key, exportId)).toMatchObject({ status: 'failed', error: 'processing_error' });
     expect((await auditOf(bed, exportId)).filter((entry) => entry.action === 'export.failed').map((entry) => entry.details.willRetry)).toEqual([true, true, false]);
-    expect(failPuts).toBe(0);
+    expect(storage.pending()).toBe(0);
   });
 
   test('the CSV quotes and escapes labels taken from the data (an item renamed with commas, quotes and a line break)', async () => {

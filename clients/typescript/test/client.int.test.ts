@@ -10,7 +10,7 @@ import { createRequestBudget } from '../../../src/api/rateLimit/requestBudget.js
 import { v1Operations } from '../../../src/api/v1/operations.js';
 import { loadConfig } from '../../../src/config/config.js';
 import type { TenantSummary } from '../../../src/console/seedSummary.js';
-import type { BlobStore } from '../../../src/exports/blobStore.js';
+import { failingPuts } from '../../../test/support/failingBlobStore.js';
 import { createPrincipalCache } from '../../../src/keys/principalCache.js';
 import { issuableScopes } from '../../../src/keys/scopes.js';
 import { systemClock } from '../../../src/platform/clock.js';
@@ -22,25 +22,10 @@ import { generateTypes, schemaFile } from '../scripts/generateTypes.js';
 let bed: ApiTestBed;
 let tenant: TenantSummary;
 let key: string;
-let failPuts = 0;
-
-const failingOnDemand = (store: BlobStore): BlobStore => ({
-  ...store,
-  kind: store.kind,
-  put: async (file, bytes) => {
-    if (failPuts > 0) {
-      failPuts -= 1;
-      throw new Error('injected storage failure');
-    }
-    return store.put(file, bytes);
-  },
-  link: (file, now) => store.link(file, now),
-  delete: (fileKey) => store.delete(fileKey),
-  close: () => store.close(),
-});
+const storage = failingPuts();
 
 beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 1, wrapExportStore: failingOnDemand });
+  bed = await createApiTestBed({ tenants: 1, wrapExportStore: storage.wrap });
   const first = bed.tenants[0];
   if (!first) throw new Error('no tenant');
   tenant = first;
@@ -213,7 +198,7 @@ describe('429', () => {
 
 describe('exports.build', () => {
   test('requests, polls until ready, downloads without the key, checks the checksum and returns the CSV bytes', async () => {
-    failPuts = 0;
+    storage.failNext(0);
     const recorded = recordingFetch();
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
     const bytes = await client.exports.build({ period: 'weekly', language: 'es', pollIntervalMs: 200 });
@@ -231,7 +216,7 @@ describe('exports.build', () => {
   });
 
   test('a download whose bytes do not match the checksum is fetched again', async () => {
-    failPuts = 0;
+    storage.failNext(0);
     let corrupted = 0;
     const recorded = recordingFetch(async (request, response) => {
       if (new URL(request.url).pathname.startsWith('/v1') || corrupted > 0) return response;
@@ -248,17 +233,17 @@ describe('exports.build', () => {
   });
 
   test('a build that failed once and was rebuilt by the service still gives the file', async () => {
-    failPuts = 1;
+    storage.failNext(1);
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
     const bytes = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500 });
     expect(bytes.byteLength).toBeGreaterThan(50);
   });
 
   test('a build that keeps failing throws ExportError failed with the job error', async () => {
-    failPuts = 10;
+    storage.failNext(10);
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
     const failure = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500, failedGraceMs: 4_000 }).catch((error: unknown) => error);
-    failPuts = 0;
+    storage.failNext(0);
     expect(failure).toBeInstanceOf(ExportError);
     expect(failure).toMatchObject({ reason: 'failed', jobError: 'processing_error' });
     expect((failure as ExportError).exportId).toMatch(/\S/);
