@@ -222,16 +222,7 @@ export async function revokeClientToken(db: DatabasePool, input: { tokenHash: st
   });
 }
 
-const accessRow = z.object({
-  tenantId: z.string(),
-  grantId: z.string(),
-  memberId: z.string(),
-  clientId: z.string(),
-  scopes: z.array(z.string()),
-  resource: z.string(),
-  expiresAt: z.string(),
-  permissions: z.array(z.string()),
-});
+const accessRow = grantRow.extend({ expiresAt: z.string(), permissions: z.array(z.string()) });
 export type AccessRow = z.infer<typeof accessRow>;
 
 /**
