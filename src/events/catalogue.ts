@@ -67,6 +67,18 @@ type RawEvent = {
   readonly data: unknown;
 };
 
+/** The stored event's envelope around its data, once the data has been decoded or trusted. */
+function envelopeOf(raw: RawEvent, data: unknown): EventEnvelope {
+  return {
+    eventId: raw.eventId,
+    tenantId: raw.tenantId,
+    occurredAt: raw.occurredAt,
+    schemaVersion: raw.schemaVersion,
+    type: raw.type,
+    data,
+  } as EventEnvelope;
+}
+
 /**
  * Turns a stored event into a typed one. Unknown event types give `undefined` (readers skip them);
  * a known type whose data breaks its schema, or a schema version newer than this code knows,
@@ -84,14 +96,7 @@ export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
     const issue = parsed.error.issues[0];
     throw new EventDecodeError(raw.eventId, raw.type, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
-  return {
-    eventId: raw.eventId,
-    tenantId: raw.tenantId,
-    occurredAt: raw.occurredAt,
-    schemaVersion: raw.schemaVersion,
-    type: raw.type,
-    data: parsed.data,
-  } as EventEnvelope;
+  return envelopeOf(raw, parsed.data);
 }
 
 /**
@@ -112,14 +117,7 @@ export function trustStoredEvent(raw: RawEvent): EventEnvelope {
     throw new EventDecodeError(raw.eventId, raw.type, '(root): the data is not a JSON object');
   }
   // Trusted, not parsed: see above.
-  return {
-    eventId: raw.eventId,
-    tenantId: raw.tenantId,
-    occurredAt: raw.occurredAt,
-    schemaVersion: raw.schemaVersion,
-    type: raw.type,
-    data: raw.data,
-  } as EventEnvelope;
+  return envelopeOf(raw, raw.data);
 }
 
 /** Builds an event for appending, checking its data against the catalogue first. */
