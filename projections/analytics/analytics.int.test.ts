@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventData, EventEnvelope } from '../../src/events/index.js';
-import type { AnalyticsCaps, AnalyticsComputer } from '../../src/analytics/results.js';
+import type { AnalyticsComputer } from '../../src/analytics/results.js';
+import type { AnalyticsCaps } from '../../src/config/analyticsCaps.js';
 import { createProjectionTestBed, event, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
 import { analyticsProjection } from './projection.js';
 import { createAnalyticsReader } from './queries.js';

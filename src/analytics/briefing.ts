@@ -2,7 +2,8 @@ import type { CommonQueryMethods } from 'slonik';
 import { computeWithEvidence, resultAt } from './analyticsReads.js';
 import { briefingWindow, multiRowMetrics, type BriefingPeriod, type DayWindow } from './definitions.js';
 import { dimensionLabel, metricLabel, type LabelLanguage } from './labels.js';
-import type { AnalyticsCaps, MetricResult } from './results.js';
+import type { MetricResult } from './results.js';
+import type { AnalyticsCaps } from '../config/analyticsCaps.js';
 import { briefingMetricSubjects, briefingSubject, type BriefingResult } from './subjects.js';
 
 /** One figure of the management briefing, as the briefing operation and the CSV export give it. */

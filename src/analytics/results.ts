@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { approvalBands, drillDownTypes, metricKeys, trendGranularities, type DayWindow, type MetricKey, type TrendGranularity } from './definitions.js';
+import type { AnalyticsCaps } from '../config/analyticsCaps.js';
 
 /**
  * The figures an analytics read produces, before any rendering (labels, evidence ids). Both the
@@ -7,23 +8,6 @@ import { approvalBands, drillDownTypes, metricKeys, trendGranularities, type Day
  * store them as `recorded`: two results are the same figure when their canonical JSON is equal.
  * Language never enters a result.
  */
-
-/** The largest value each cap may be set to (the OpenAPI document states these as maxItems). */
-export const maxAnalyticsCaps = { exceptions: 5000, comparison: 5000, trend: 200_000, counts: 1_000_000, backlog: 1_000_000 } as const;
-
-/** Scan caps; each read puts the caps it used into its evidence parameters. */
-export type AnalyticsCaps = {
-  /** Rows counted for LOW_STOCK, EXPIRING_STOCK, DELIVERY_EXCEPTIONS, RECEIPT_DISCREPANCIES. */
-  readonly counts: number;
-  /** Pending approvals read for APPROVAL_BACKLOG (oldest first). */
-  readonly backlog: number;
-  /** Daily consumption rows read for CONSUMPTION_TREND and the consumption trend. */
-  readonly trend: number;
-  /** Exceptions listed by the exceptions report. */
-  readonly exceptions: number;
-  /** Clinics listed by the clinic comparison. */
-  readonly comparison: number;
-};
 
 export const breakdownRow = z
   .object({

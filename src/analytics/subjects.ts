@@ -11,7 +11,8 @@ import {
   type MetricKey,
   type TrendGranularity,
 } from './definitions.js';
-import type { AnalyticsCaps, AnalyticsComputer, MetricResult } from './results.js';
+import type { AnalyticsComputer, MetricResult } from './results.js';
+import type { AnalyticsCaps } from '../config/analyticsCaps.js';
 
 /**
  * What an analytics read computed, with every parameter that decides the figure (windows, filters

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { maxAnalyticsCaps, type AnalyticsCaps } from '../analytics/results.js';
+import { maxAnalyticsCaps, type AnalyticsCaps } from './analyticsCaps.js';
 
 const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 

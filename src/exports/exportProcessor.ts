@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { composeBriefing } from '../analytics/briefing.js';
-import type { AnalyticsCaps } from '../analytics/results.js';
+import type { AnalyticsCaps } from '../config/analyticsCaps.js';
 import { isoUtc, type Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { BlobStore, StoredFile } from './blobStore.js';

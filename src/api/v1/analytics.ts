@@ -13,15 +13,8 @@ import {
   type MetricKey,
 } from '../../analytics/definitions.js';
 import { dimensionLabel, metricDefinitions, metricLabel } from '../../analytics/labels.js';
-import {
-  exceptionMetrics,
-  maxAnalyticsCaps,
-  stockExceptionMetrics,
-  type ComparisonResult,
-  type ExceptionsResult,
-  type MetricResult,
-  type TrendResult,
-} from '../../analytics/results.js';
+import { exceptionMetrics, stockExceptionMetrics, type ComparisonResult, type ExceptionsResult, type MetricResult, type TrendResult } from '../../analytics/results.js';
+import { maxAnalyticsCaps } from '../../config/analyticsCaps.js';
 import { subjectOfMetric, trendSubject, type Subject, type TrendSubject } from '../../analytics/subjects.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';

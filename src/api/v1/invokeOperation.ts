@@ -1,4 +1,4 @@
-import type { AnalyticsCaps } from '../../analytics/results.js';
+import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import type { ExportService } from '../../exports/exportService.js';
 import type { Clock } from '../../platform/clock.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';

@@ -1,4 +1,4 @@
-import type { AnalyticsCaps } from '../../analytics/results.js';
+import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import type { Clock } from '../../platform/clock.js';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { RowReader } from '../../platform/projectionReader.js';

@@ -1,4 +1,4 @@
-import type { AnalyticsCaps } from '../../analytics/results.js';
+import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
