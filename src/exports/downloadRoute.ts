@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { ApiError } from '../api/problems/apiError.js';
+import { ApiError } from '../platform/errors.js';
 import type { Clock } from '../platform/clock.js';
 import type { DownloadSource } from './localBlobStore.js';
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { approvalPolicySummary } from '../console/approvalPolicy.js';
 import type { Logger } from '../platform/logger.js';
 import { slonikRowReader } from '../platform/projectionReader.js';
-import { ApiError } from '../api/problems/apiError.js';
+import { ApiError } from '../platform/errors.js';
 import { problemDocument } from '../api/problems/problemDocument.js';
 import type { RequestBudget } from '../api/rateLimit/requestBudget.js';
 import { invokeOperation, type OperationServices } from '../api/v1/invokeOperation.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { invalidRequestDetails, problemCatalogue, type ProblemCode } from '../../src/api/problems/problemCatalogue.js';
+import { invalidRequestDetails, problemCatalogue } from '../../src/api/problems/problemCatalogue.js';
+import type { ProblemCode } from '../../src/platform/errors.js';
 import type { Operation } from '../../src/api/v1/operation.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';

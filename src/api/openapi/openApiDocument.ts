@@ -1,7 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { maxHeaderSize } from 'node:http';
 import { z } from '../../platform/zodOpenApi.js';
-import { problemCatalogue, problemCodes, type ProblemCode } from '../problems/problemCatalogue.js';
+import { problemCatalogue } from '../problems/problemCatalogue.js';
+import { problemCodes, type ProblemCode } from '../../platform/errors.js';
 import type { Operation } from '../v1/operation.js';
 import { clientTimeouts } from '../listen.js';
 import { maxBodyBytes, requestDeadlineMs } from '../v1/v1Router.js';

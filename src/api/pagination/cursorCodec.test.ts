@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ApiError } from '../problems/apiError.js';
+import { ApiError } from '../../platform/errors.js';
 import { createCursorCodec } from './cursorCodec.js';
 
 const codec = createCursorCodec('s'.repeat(32));

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { invalidRequest } from '../problems/apiError.js';
+import { invalidRequest } from '../../platform/errors.js';
 
 /**
  * Opaque page cursors. A cursor holds only a position (filters are sent again on every page) and

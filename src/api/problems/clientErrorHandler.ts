@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { ApiError, invalidRequest } from './apiError.js';
+import { ApiError, invalidRequest } from '../../platform/errors.js';
 import { problemDocument } from './problemDocument.js';
 
 /**

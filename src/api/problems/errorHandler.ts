@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../../platform/logger.js';
 import { problemContextOf } from '../requestState.js';
-import { ApiError, invalidRequest } from './apiError.js';
+import { ApiError, invalidRequest } from '../../platform/errors.js';
 import { sendProblem } from './problemDocument.js';
 
 /** Unknown paths, outside /v1 as inside: 404 `common.not_found`. */

@@ -1,16 +1,17 @@
+import { problemCodes, problemStatuses, type InvalidRequestCause, type ProblemCode } from '../../platform/errors.js';
 import type { Language } from '../language.js';
 
 type Localized = Readonly<Record<Language, string>>;
 
-type ProblemDefinition = { readonly status: number; readonly title: Localized; readonly detail: Localized };
+type ProblemText = { readonly title: Localized; readonly detail: Localized };
+type ProblemDefinition = ProblemText & { readonly status: number };
 
 /**
- * Every problem code /v1 answers with, its HTTP status and its human text. Clients branch on the
- * code; title and detail are for people and may be reworded at any time.
+ * The human text of every problem code (the codes and their statuses: src/platform/errors.ts).
+ * Clients branch on the code; title and detail are for people and may be reworded at any time.
  */
-export const problemCatalogue = {
+const problemTexts = {
   'common.invalid_request': {
-    status: 400,
     title: { en: 'Invalid request', es: 'Solicitud no válida', pt: 'Requisição inválida' },
     detail: {
       en: 'The request cannot be processed as sent; retrying it unchanged fails again.',
@@ -19,7 +20,6 @@ export const problemCatalogue = {
     },
   },
   'api_keys.invalid': {
-    status: 401,
     title: { en: 'Invalid API key', es: 'Clave de API no válida', pt: 'Chave de API inválida' },
     detail: {
       en: 'Send a valid, active API key as "Authorization: Bearer <API_KEY>".',
@@ -28,7 +28,6 @@ export const problemCatalogue = {
     },
   },
   'api_keys.scope_missing': {
-    status: 403,
     title: { en: 'Scope missing', es: 'Falta un permiso', pt: 'Escopo ausente' },
     detail: {
       en: 'The API key does not hold the scope this operation requires.',
@@ -37,7 +36,6 @@ export const problemCatalogue = {
     },
   },
   'common.forbidden': {
-    status: 403,
     title: { en: 'Forbidden', es: 'Prohibido', pt: 'Proibido' },
     detail: {
       en: 'This operation is not allowed for the caller.',
@@ -46,7 +44,6 @@ export const problemCatalogue = {
     },
   },
   'catalog.item_not_found': {
-    status: 404,
     title: { en: 'Catalog item not found', es: 'Artículo de catálogo no encontrado', pt: 'Item do catálogo não encontrado' },
     detail: {
       en: 'No catalog item with this id exists in this workspace.',
@@ -55,7 +52,6 @@ export const problemCatalogue = {
     },
   },
   'inventory.box_not_found': {
-    status: 404,
     title: { en: 'Box not found', es: 'Caja no encontrada', pt: 'Caixa não encontrada' },
     detail: {
       en: 'No stock box with this id exists in this workspace.',
@@ -64,7 +60,6 @@ export const problemCatalogue = {
     },
   },
   'orders.not_found': {
-    status: 404,
     title: { en: 'Order not found', es: 'Pedido no encontrado', pt: 'Pedido não encontrado' },
     detail: {
       en: 'No order with this id exists in this workspace.',
@@ -73,7 +68,6 @@ export const problemCatalogue = {
     },
   },
   'common.not_found': {
-    status: 404,
     title: { en: 'Not found', es: 'No encontrado', pt: 'Não encontrado' },
     detail: {
       en: 'The resource does not exist in this workspace.',
@@ -82,7 +76,6 @@ export const problemCatalogue = {
     },
   },
   'common.method_not_allowed': {
-    status: 405,
     title: { en: 'Method not allowed', es: 'Método no permitido', pt: 'Método não permitido' },
     detail: {
       en: 'This path does not accept this HTTP method; the Allow header lists the methods it accepts.',
@@ -91,7 +84,6 @@ export const problemCatalogue = {
     },
   },
   'common.payload_too_large': {
-    status: 413,
     title: { en: 'Request body too large', es: 'Cuerpo de la solicitud demasiado grande', pt: 'Corpo da requisição grande demais' },
     detail: {
       en: 'The request body is larger than the service accepts.',
@@ -100,7 +92,6 @@ export const problemCatalogue = {
     },
   },
   'common.request_header_too_large': {
-    status: 431,
     title: { en: 'Request headers too large', es: 'Cabeceras de la solicitud demasiado grandes', pt: 'Cabeçalhos da requisição grandes demais' },
     detail: {
       en: 'The request line and headers together are larger than the service accepts.',
@@ -109,7 +100,6 @@ export const problemCatalogue = {
     },
   },
   'common.request_timeout': {
-    status: 408,
     title: { en: 'Request timeout', es: 'Tiempo de solicitud agotado', pt: 'Tempo da requisição esgotado' },
     detail: {
       en: 'The request line, headers or body did not arrive in time; the connection is closed.',
@@ -118,7 +108,6 @@ export const problemCatalogue = {
     },
   },
   'common.too_many_requests': {
-    status: 429,
     title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
     detail: {
       en: 'The request budget of this API key for the current window is used up; wait Retry-After seconds.',
@@ -127,7 +116,6 @@ export const problemCatalogue = {
     },
   },
   'common.internal_error': {
-    status: 500,
     title: { en: 'Internal error', es: 'Error interno', pt: 'Erro interno' },
     detail: {
       en: 'An unexpected error occurred. Quote the requestId when contacting support.',
@@ -135,11 +123,12 @@ export const problemCatalogue = {
       pt: 'Ocorreu um erro inesperado. Informe o requestId ao contatar o suporte.',
     },
   },
-} as const satisfies Record<string, ProblemDefinition>;
+} as const satisfies Record<ProblemCode, ProblemText>;
 
-export type ProblemCode = keyof typeof problemCatalogue;
-
-export const problemCodes = Object.keys(problemCatalogue) as ProblemCode[];
+/** Every problem code /v1 answers with, its HTTP status and its human text. */
+export const problemCatalogue = Object.fromEntries(problemCodes.map((code) => [code, { status: problemStatuses[code], ...problemTexts[code] }])) as {
+  readonly [Code in ProblemCode]: ProblemDefinition;
+};
 
 /**
  * Why a request was invalid, for a detail that helps the caller fix it. Parameter names are
@@ -216,6 +205,4 @@ export const invalidRequestDetails = {
     es: 'El cuerpo de la solicitud no es JSON válido.',
     pt: 'O corpo da requisição não é um JSON válido.',
   },
-} as const satisfies Record<string, Localized>;
-
-export type InvalidRequestCause = keyof typeof invalidRequestDetails;
+} as const satisfies Record<InvalidRequestCause, Localized>;

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { Language } from '../language.js';
-import { invalidRequestDetails, problemCatalogue, type ProblemCode } from './problemCatalogue.js';
-import type { ApiError } from './apiError.js';
+import { invalidRequestDetails, problemCatalogue } from './problemCatalogue.js';
+import type { ApiError, ProblemCode } from '../../platform/errors.js';
 
 /** RFC 9457 problem document: exactly these seven fields. */
 export type ProblemDocument = {

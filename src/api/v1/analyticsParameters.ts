@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { dayMs, defaultWindow, type DayWindow } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
-import { invalidRequest } from '../problems/apiError.js';
+import { invalidRequest } from '../../platform/errors.js';
 import { couldExist, maxIdLength } from './parameters.js';
 
 /** A date first: luxon would also read a bare time of day as one on the day of the request. */

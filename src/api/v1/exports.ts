@@ -13,7 +13,7 @@ import { exportFileOf } from '../../exports/exportProcessor.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { responseTimestamp } from '../../../projections/shared/responseFields.js';
-import { ApiError } from '../problems/apiError.js';
+import { ApiError } from '../../platform/errors.js';
 import { defineOperation, type OperationContext } from './operation.js';
 
 const tag = 'Exports';

@@ -8,7 +8,7 @@ import type { Scope } from '../../keys/scopes.js';
 import type { ExportService } from '../../exports/exportService.js';
 import type { Language } from '../language.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
-import type { ProblemCode } from '../problems/problemCatalogue.js';
+import type { ProblemCode } from '../../platform/errors.js';
 
 /** What a handler may use: the caller, the read models, and the page cursor codec. */
 export type OperationContext = {

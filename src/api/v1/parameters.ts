@@ -1,5 +1,5 @@
 import { z } from '../../platform/zodOpenApi.js';
-import { invalidRequest } from '../problems/apiError.js';
+import { invalidRequest } from '../../platform/errors.js';
 import { maxCursorLength } from '../pagination/cursorCodec.js';
 
 export const defaultPageSize = 50;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { sql } from '../../platform/sql.js';
 import { keysetPage, type ListPage } from '../pagination/page.js';
-import { ApiError } from '../problems/apiError.js';
-import type { ProblemCode } from '../problems/problemCatalogue.js';
+import { ApiError, type ProblemCode } from '../../platform/errors.js';
 import type { OperationContext } from './operation.js';
 import { couldExist, creationPosition, defaultPageSize } from './parameters.js';
 

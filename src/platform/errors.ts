@@ -1,0 +1,54 @@
+/**
+ * The specification's problem codes and the HTTP status of each, in the order the OpenAPI document
+ * lists them. Their human text, by language, is src/api/problems/problemCatalogue.ts.
+ */
+export const problemStatuses = {
+  'common.invalid_request': 400,
+  'api_keys.invalid': 401,
+  'api_keys.scope_missing': 403,
+  'common.forbidden': 403,
+  'catalog.item_not_found': 404,
+  'inventory.box_not_found': 404,
+  'orders.not_found': 404,
+  'common.not_found': 404,
+  'common.method_not_allowed': 405,
+  'common.payload_too_large': 413,
+  'common.request_header_too_large': 431,
+  'common.request_timeout': 408,
+  'common.too_many_requests': 429,
+  'common.internal_error': 500,
+} as const;
+
+export type ProblemCode = keyof typeof problemStatuses;
+
+export const problemCodes = Object.keys(problemStatuses) as ProblemCode[];
+
+/** Why a request was invalid: each has a detail that helps the caller fix it (in the catalogue). */
+export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body'] as const;
+export type InvalidRequestCause = (typeof invalidRequestCauses)[number];
+
+/**
+ * The one error type of the service's answers (/v1, downloads, the assistant's tools): a stable
+ * specification code, mapped to a problem document in one place (src/api/problems). `cause` and
+ * `parameter` only refine the human detail.
+ */
+export class ApiError extends Error {
+  readonly code: ProblemCode;
+  readonly invalid: { readonly cause: InvalidRequestCause; readonly name?: string } | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: ProblemCode,
+    options: { invalid?: { cause: InvalidRequestCause; name?: string }; headers?: Record<string, string> } = {},
+  ) {
+    super(code);
+    this.name = 'ApiError';
+    this.code = code;
+    this.invalid = options.invalid;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function invalidRequest(cause: InvalidRequestCause, name?: string): ApiError {
+  return new ApiError('common.invalid_request', { invalid: name === undefined ? { cause } : { cause, name } });
+}
