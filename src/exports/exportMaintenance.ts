@@ -1,6 +1,6 @@
 import cron from 'node-cron';
 import type { DatabasePool } from 'slonik';
-import { deleteEvidenceServedBefore } from '../analytics/evidence.js';
+import { deleteEvidenceServedBefore } from '../reporting/evidence.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { BlobStore } from './blobStore.js';

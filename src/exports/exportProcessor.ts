@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import { composeBriefing } from '../analytics/briefing.js';
+import { composeBriefing } from '../reporting/briefing.js';
 import type { AnalyticsCaps } from '../config/analyticsCaps.js';
 import { isoUtc, type Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';

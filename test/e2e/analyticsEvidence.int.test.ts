@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { verifyEvidence, type EvidenceVerification } from '../../src/analytics/verifyEvidence.js';
+import { verifyEvidence, type EvidenceVerification } from '../../src/reporting/verifyEvidence.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
 import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';

@@ -6,7 +6,7 @@ import type { MetricResult } from '../results.js';
 import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import { createAnalyticsFoldState, foldEvent, type AnalyticsFoldState } from './analyticsFold.js';
 import { createFoldComputer } from './foldComputer.js';
-import { foldTenantLog } from './foldTenantLog.js';
+import { foldTenantLog } from '../../reporting/foldTenantLog.js';
 
 const tenant = 'ten_1';
 const caps: AnalyticsCaps = { counts: 100, backlog: 100, trend: 100, exceptions: 100, comparison: 100 };

@@ -1,5 +1,5 @@
-import { computeWithEvidence, resultAt } from '../../analytics/analyticsReads.js';
-import { composeBriefing } from '../../analytics/briefing.js';
+import { computeWithEvidence, resultAt } from '../../reporting/analyticsReads.js';
+import { composeBriefing } from '../../reporting/briefing.js';
 import {
   approvalBands,
   briefingPeriods,

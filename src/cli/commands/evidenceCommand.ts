@@ -1,4 +1,4 @@
-import { UnknownEvidenceError, verifyEvidence } from '../../analytics/verifyEvidence.js';
+import { UnknownEvidenceError, verifyEvidence } from '../../reporting/verifyEvidence.js';
 import { openServices } from '../../main/services.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';

@@ -4,8 +4,8 @@ import { createAnalyticsReader } from '../../projections/analytics/queries.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { canonicalJson, evidenceRecord, storeEvidence } from './evidence.js';
-import type { AnalyticsComputer, MetricResult } from './results.js';
-import { computeSubject, type Subject } from './subjects.js';
+import type { AnalyticsComputer, MetricResult } from '../analytics/results.js';
+import { computeSubject, type Subject } from '../analytics/subjects.js';
 
 /** The projection whose checkpoint every analytics figure is read at. */
 export const analyticsProjectionName = 'analytics';

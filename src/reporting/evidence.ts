@@ -3,8 +3,8 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { LogPosition } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
-import { definitionVersion } from './definitions.js';
-import { subjectForDigest, subjectSchema, type Subject } from './subjects.js';
+import { definitionVersion } from '../analytics/definitions.js';
+import { subjectForDigest, subjectSchema, type Subject } from '../analytics/subjects.js';
 
 /**
  * JSON with object keys sorted at every level (UTF-16 order, as Array.prototype.sort): two values

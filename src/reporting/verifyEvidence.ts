@@ -1,10 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
 import type { EventStore } from '../eventStore/eventStore.js';
-import { definitionVersion } from './definitions.js';
+import { definitionVersion } from '../analytics/definitions.js';
 import { canonicalJson, loadEvidence } from './evidence.js';
-import { createFoldComputer } from './fold/foldComputer.js';
-import { foldTenantLog } from './fold/foldTenantLog.js';
-import { computeSubject, type Subject } from './subjects.js';
+import { createFoldComputer } from '../analytics/fold/foldComputer.js';
+import { foldTenantLog } from './foldTenantLog.js';
+import { computeSubject, type Subject } from '../analytics/subjects.js';
 
 export type EvidenceVerification = {
   readonly evidenceId: string;

@@ -1,10 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
 import { computeWithEvidence, resultAt } from './analyticsReads.js';
-import { briefingWindow, multiRowMetrics, type BriefingPeriod, type DayWindow } from './definitions.js';
-import { dimensionLabel, metricLabel, type LabelLanguage } from './labels.js';
-import type { MetricResult } from './results.js';
+import { briefingWindow, multiRowMetrics, type BriefingPeriod, type DayWindow } from '../analytics/definitions.js';
+import { dimensionLabel, metricLabel, type LabelLanguage } from '../analytics/labels.js';
+import type { MetricResult } from '../analytics/results.js';
 import type { AnalyticsCaps } from '../config/analyticsCaps.js';
-import { briefingMetricSubjects, briefingSubject, type BriefingResult } from './subjects.js';
+import { briefingMetricSubjects, briefingSubject, type BriefingResult } from '../analytics/subjects.js';
 
 /** One figure of the management briefing, as the briefing operation and the CSV export give it. */
 export type BriefingFigure = {

@@ -1,6 +1,6 @@
-import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../../eventStore/eventStore.js';
-import { decodeEvent } from '../../events/index.js';
-import { createAnalyticsFoldState, foldEvent, type AnalyticsFoldState } from './analyticsFold.js';
+import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../eventStore/eventStore.js';
+import { decodeEvent } from '../events/index.js';
+import { createAnalyticsFoldState, foldEvent, type AnalyticsFoldState } from '../analytics/fold/analyticsFold.js';
 
 export const defaultFoldPageSize = 1000;
 

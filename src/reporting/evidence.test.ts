@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson, evidenceIdOf, evidenceRecord, tenantOfEvidenceId } from './evidence.js';
-import type { Subject } from './subjects.js';
+import type { Subject } from '../analytics/subjects.js';
 
 /**
  * The plain definition, written out by hand: every object's keys sorted. (A sorted copy would not
