@@ -6,7 +6,6 @@ import type { DatabasePool } from 'slonik';
 import type { PrincipalCache } from '../keys/principalCache.js';
 import type { RowReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
-import { assistantRoutes, type AssistantDependencies } from '../mcp/assistantRoutes.js';
 import { accessLog } from './accessLog.js';
 import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
 import { referencePage } from './openapi/referencePage.js';
@@ -34,8 +33,8 @@ export type ApiDependencies = {
   readonly exports: ExportService;
   /** Signed-link downloads of export files stored locally (absent with S3, whose links go to S3). */
   readonly downloads?: Router;
-  /** The assistant endpoint (/mcp) and its OAuth authorization server. */
-  readonly assistant?: AssistantDependencies;
+  /** The assistant endpoint (/mcp) and its OAuth authorization server (src/mcp, built by the composition root). */
+  readonly assistant?: Router;
 };
 
 export type AppDependencies = HealthDependencies & {
@@ -63,7 +62,7 @@ export function createApp(deps: AppDependencies): Express {
     app.use(referencePage());
     app.use('/v1', v1Router(api));
     if (api.downloads !== undefined) app.use('/downloads', api.downloads);
-    if (api.assistant !== undefined) app.use(assistantRoutes(api.assistant));
+    if (api.assistant !== undefined) app.use(api.assistant);
   }
   app.use(notFound);
   app.use(errorHandler(deps.errorTypeBase, deps.logger));

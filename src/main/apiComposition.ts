@@ -10,6 +10,7 @@ import { createDatabasePool, requestPoolTimeouts, type Database } from '../platf
 import { createProjectionReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
+import { assistantRoutes } from '../mcp/assistantRoutes.js';
 import { scheduleOAuthPurge } from '../mcp/oauthMaintenance.js';
 import type { ExportsRuntime } from './exportsComposition.js';
 
@@ -87,7 +88,7 @@ export async function composeApi(
     openApi,
     ...(assistantAvailable
       ? {
-          assistant: {
+          assistant: assistantRoutes({
             db: pool,
             budget,
             operations: v1Operations,
@@ -99,7 +100,7 @@ export async function composeApi(
             errorTypeBase: config.errorTypeBase,
             version: openApi.info.version,
             baseUrl,
-          },
+          }),
         }
       : {}),
     close: async () => {
