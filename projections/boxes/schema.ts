@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { code, maxSerialsPerBox } from '../../src/events/primitives.js';
 import { boxStatus } from '../../src/events/index.js';
 import { boxOrigin } from '../../src/events/stock.js';
-import { responseDate, storedId } from '../shared/responseFields.js';
+import { responseDate, storedId } from '../../src/events/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A box's quantities, as an element of GET /v1/inventory/balances and as GET …/boxes/{boxId}/balance. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { unitOfMeasure } from '../../src/events/catalog.js';
 import { code, name, text } from '../../src/events/primitives.js';
 import { costStatus, criticality, itemStatus } from '../../src/events/index.js';
-import { currencyCode, jsonInteger, storedId } from '../shared/responseFields.js';
+import { currencyCode, jsonInteger, storedId } from '../../src/events/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A catalog category as /v1 returns it; `parentCategoryId` only for a subcategory. */

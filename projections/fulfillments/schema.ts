@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { code, maxOrderLines, name, text } from '../../src/events/primitives.js';
 import { fulfillmentStatus } from '../../src/events/index.js';
 import { custodyMovementType, fulfillmentEvents, receiptDiscrepancy } from '../../src/events/fulfillments.js';
-import { jsonInteger, responseTimestamp, storedId } from '../shared/responseFields.js';
+import { jsonInteger, responseTimestamp, storedId } from '../../src/events/responseFields.js';
 
 /**
  * The status of a delivery record. Transitions, in the order the fulfillment stream tells them:

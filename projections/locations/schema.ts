@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { name } from '../../src/events/primitives.js';
 import { clinicStatus, warehouseKind, warehouseStatus } from '../../src/events/index.js';
-import { storedId } from '../shared/responseFields.js';
+import { storedId } from '../../src/events/responseFields.js';
 
 /** A clinic as /v1 returns it. */
 export const clinicRow = z.object({

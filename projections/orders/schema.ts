@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { unitOfMeasure } from '../../src/events/catalog.js';
 import { code, maxApprovalSteps, maxOrderLines, name, text } from '../../src/events/primitives.js';
 import { orderStatus, orderType } from '../../src/events/index.js';
-import { currencyCode, int32Column, jsonInteger, storedId } from '../shared/responseFields.js';
+import { currencyCode, int32Column, jsonInteger, storedId } from '../../src/events/responseFields.js';
 
 /** A line of an order as /v1 returns it; `unitCost` and `currency` only for a key that may read cost. */
 export const orderLineResponse = z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { code } from '../../src/events/primitives.js';
 import { movementType } from '../../src/events/index.js';
-import { responseTimestamp, storedId } from '../shared/responseFields.js';
+import { responseTimestamp, storedId } from '../../src/events/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
 
 /** A ledger entry of a box, as GET /v1/inventory/boxes/{boxId}/movements lists it. */

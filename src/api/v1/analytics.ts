@@ -18,7 +18,7 @@ import { maxAnalyticsCaps } from '../../config/analyticsCaps.js';
 import { subjectOfMetric, trendSubject, type Subject, type TrendSubject } from '../../analytics/subjects.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
-import { responseDate, responseTimestamp } from '../../../projections/shared/responseFields.js';
+import { responseDate, responseTimestamp } from '../../events/responseFields.js';
 import { defineOperation, type OperationContext } from './operation.js';
 import { exceptionItemFilter, resolveWindow, windowBoundParameter } from './analyticsParameters.js';
 

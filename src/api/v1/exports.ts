@@ -12,7 +12,7 @@ import {
 import { exportFileOf } from '../../exports/exportProcessor.js';
 import { isoUtc } from '../../platform/clock.js';
 import { z } from '../../platform/zodOpenApi.js';
-import { responseTimestamp } from '../../../projections/shared/responseFields.js';
+import { responseTimestamp } from '../../events/responseFields.js';
 import { ApiError } from '../../platform/errors.js';
 import { defineOperation, type OperationContext } from './operation.js';
 

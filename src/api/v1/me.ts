@@ -1,4 +1,4 @@
-import { storedId } from '../../../projections/shared/responseFields.js';
+import { storedId } from '../../events/responseFields.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { defineOperation } from './operation.js';

@@ -1,9 +1,10 @@
-import { currency, id, isoDate, isoTimestamp } from '../../src/events/primitives.js';
-import { z } from '../../src/platform/zodOpenApi.js';
+import { currency, id, isoDate, isoTimestamp } from './primitives.js';
+import { z } from '../platform/zodOpenApi.js';
 
 /**
  * Field shapes of /v1 answers whose bounds are true by construction, so the OpenAPI document can
- * state them. Rows are checked against these schemas when they are read (the result parser), so a
+ * state them: the event contract bounds every value a read model or an analytics figure holds
+ * (hence here, below both). Rows are checked against these schemas when they are read (the result parser), so a
  * value outside a bound is an error, never sent.
  */
 
