@@ -1,25 +1,36 @@
-import { z } from 'zod';
-import { approvalBands, drillDownTypes, metricKeys, trendGranularities, type DayWindow, type MetricKey, type TrendGranularity } from './definitions.js';
-import type { AnalyticsCaps } from '../config/analyticsCaps.js';
+import { maxAnalyticsCaps, type AnalyticsCaps } from '../config/analyticsCaps.js';
+import { jsonInteger, responseDate, responseTimestamp } from '../events/responseFields.js';
+import { z } from '../platform/zodOpenApi.js';
+import { approvalBands, drillDownTypes, figureUnits, metricKeys, trendGranularities, type DayWindow, type MetricKey, type TrendGranularity } from './definitions.js';
 
 /**
  * The figures an analytics read produces, before any rendering (labels, evidence ids). Both the
  * projection's queries and the verifying fold produce exactly these shapes, and evidence records
  * store them as `recorded`: two results are the same figure when their canonical JSON is equal.
- * Language never enters a result.
+ * Language never enters a result. The shapes carry the bounds and meanings the OpenAPI document
+ * states: /v1 answers are built from them (src/api/v1/analyticsSchemas.ts), never restated.
  */
+
+const referenceId = z.string().max(200);
+const reasonCode = z.string().max(100);
+const quantity = jsonInteger();
+const count = jsonInteger(0);
+
+export const figureValue = z.number().nullable().openapi({ description: 'The number; null only when an average had no sample.' });
+export const figureUnit = z
+  .string()
+  .max(50)
+  .openapi({ description: `${figureUnits.map((unit) => `\`${unit}\``).join(', ')}, or the catalog unit of measure of a supply.` });
 
 export const breakdownRow = z
   .object({
-    dimension: z.string(),
-    value: z.number().nullable(),
-    unit: z.string(),
-    /** APPROVAL_BACKLOG bands. */
-    minAgeHours: z.number().int().optional(),
-    maxAgeHours: z.number().int().nullable().optional(),
-    /** ORDER_CYCLE_TIME stages: samples behind the average. */
-    samples: z.number().int().optional(),
-    /** CONSUMPTION_TREND: the item's current name. */
+    dimension: z.string().max(200).openapi({ description: 'Part of the metric: an age band, a cycle stage, or the catalog item id of a consumption series.' }),
+    value: figureValue,
+    unit: figureUnit,
+    minAgeHours: z.number().int().min(0).max(168).optional().openapi({ format: 'int32', description: 'APPROVAL_BACKLOG: lower bound of the band (inclusive).' }),
+    maxAgeHours: z.number().int().min(24).max(168).nullable().optional().openapi({ format: 'int32', description: 'APPROVAL_BACKLOG: upper bound (exclusive); null for the open band.' }),
+    samples: count.optional().openapi({ description: 'ORDER_CYCLE_TIME: stages behind the average.' }),
+    /** CONSUMPTION_TREND: the item's current name (a label; /v1 sends the label instead). */
     name: z.string().optional(),
   })
   .strict();
@@ -28,8 +39,8 @@ export type BreakdownRow = z.infer<typeof breakdownRow>;
 export const metricResult = z
   .object({
     metric: z.enum(metricKeys),
-    value: z.number().nullable(),
-    unit: z.string(),
+    value: figureValue,
+    unit: figureUnit,
     breakdown: z.array(breakdownRow),
     truncated: z.boolean(),
   })
@@ -42,62 +53,63 @@ export type MetricParams = {
   readonly caps: AnalyticsCaps;
 };
 
-const lowStockReference = z
-  .object({
-    catalogItemId: z.string(),
-    warehouseId: z.string(),
-    available: z.number().int(),
-    reorderPoint: z.number().int(),
-    unitOfMeasure: z.string(),
-  })
-  .strict();
-const expiringReference = z
-  .object({
-    boxId: z.string(),
-    catalogItemId: z.string(),
-    warehouseId: z.string(),
-    expiresOn: z.string(),
-    onHand: z.number().int(),
-    unitOfMeasure: z.string(),
-  })
-  .strict();
-const deliveryExceptionReference = z
-  .object({ orderId: z.string(), orderNumber: z.number().int(), exceptionId: z.string(), reasonCode: z.string() })
-  .strict();
-const discrepancyReference = z
-  .object({
-    orderId: z.string(),
-    orderNumber: z.number().int(),
-    lineId: z.string(),
-    catalogItemId: z.string(),
-    expectedQty: z.number().int(),
-    receivedQty: z.number().int(),
-    reasonCode: z.string(),
-  })
-  .strict();
-const approvalReference = z
-  .object({
-    orderId: z.string(),
-    orderNumber: z.number().int(),
-    clinicId: z.string(),
-    band: z.enum(approvalBands.map((b) => b.band) as [string, ...string[]]),
-  })
-  .strict();
+/** What each exception metric points at; the component names are those of the OpenAPI document. */
+export const exceptionReferences = {
+  LOW_STOCK: z
+    .object({ catalogItemId: referenceId, warehouseId: referenceId, available: quantity, reorderPoint: quantity, unitOfMeasure: figureUnit })
+    .strict()
+    .openapi('LowStockReference'),
+  EXPIRING_STOCK: z
+    .object({ boxId: referenceId, catalogItemId: referenceId, warehouseId: referenceId, expiresOn: responseDate, onHand: quantity, unitOfMeasure: figureUnit })
+    .strict()
+    .openapi('ExpiringStockReference'),
+  DELIVERY_EXCEPTIONS: z
+    .object({ orderId: referenceId, orderNumber: quantity, exceptionId: referenceId, reasonCode })
+    .strict()
+    .openapi('DeliveryExceptionReference'),
+  RECEIPT_DISCREPANCIES: z
+    .object({
+      orderId: referenceId,
+      orderNumber: quantity,
+      lineId: referenceId,
+      catalogItemId: referenceId,
+      expectedQty: quantity,
+      receivedQty: quantity,
+      reasonCode,
+    })
+    .strict()
+    .openapi('ReceiptDiscrepancyReference'),
+  APPROVAL_BACKLOG: z
+    .object({ orderId: referenceId, orderNumber: quantity, clinicId: referenceId, band: z.enum(approvalBands.map((b) => b.band) as [string, ...string[]]) })
+    .strict()
+    .openapi('PendingApprovalReference'),
+} as const;
 
-const exceptionBase = { priority: z.number().int(), drillDownType: z.enum(drillDownTypes), drillDownId: z.string(), detectedAt: z.string() };
+export const exceptionBase = {
+  priority: z.number().int().min(0).max(100).openapi({ format: 'int32', description: 'Higher is more urgent; the list is ordered by priority, highest first.' }),
+  drillDownType: z.enum(drillDownTypes).openapi({
+    description: 'What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.',
+  }),
+  drillDownId: referenceId,
+  detectedAt: responseTimestamp.openapi({ description: 'When the condition began.' }),
+};
 export const exceptionItem = z.discriminatedUnion('metric', [
-  z.object({ metric: z.literal('LOW_STOCK'), ...exceptionBase, reference: lowStockReference }).strict(),
-  z.object({ metric: z.literal('EXPIRING_STOCK'), ...exceptionBase, reference: expiringReference }).strict(),
-  z.object({ metric: z.literal('DELIVERY_EXCEPTIONS'), ...exceptionBase, reference: deliveryExceptionReference }).strict(),
-  z.object({ metric: z.literal('RECEIPT_DISCREPANCIES'), ...exceptionBase, reference: discrepancyReference }).strict(),
-  z.object({ metric: z.literal('APPROVAL_BACKLOG'), ...exceptionBase, reference: approvalReference }).strict(),
+  z.object({ metric: z.literal('LOW_STOCK'), ...exceptionBase, reference: exceptionReferences.LOW_STOCK }).strict(),
+  z.object({ metric: z.literal('EXPIRING_STOCK'), ...exceptionBase, reference: exceptionReferences.EXPIRING_STOCK }).strict(),
+  z.object({ metric: z.literal('DELIVERY_EXCEPTIONS'), ...exceptionBase, reference: exceptionReferences.DELIVERY_EXCEPTIONS }).strict(),
+  z.object({ metric: z.literal('RECEIPT_DISCREPANCIES'), ...exceptionBase, reference: exceptionReferences.RECEIPT_DISCREPANCIES }).strict(),
+  z.object({ metric: z.literal('APPROVAL_BACKLOG'), ...exceptionBase, reference: exceptionReferences.APPROVAL_BACKLOG }).strict(),
 ]);
 export type ExceptionItem = z.infer<typeof exceptionItem>;
 /** The metrics that contribute to the exceptions report. */
 export const exceptionMetrics = ['DELIVERY_EXCEPTIONS', 'EXPIRING_STOCK', 'LOW_STOCK', 'RECEIPT_DISCREPANCIES', 'APPROVAL_BACKLOG'] as const satisfies readonly MetricKey[];
 
 export const exceptionsResult = z
-  .object({ total: z.number().int(), truncated: z.boolean(), exceptions: z.array(exceptionItem) })
+  .object({
+    total: count.openapi({ description: 'Exceptions found (with `catalogItemId`, that item\'s stock exceptions); a lower bound when `truncated` is true.' }),
+    truncated: z.boolean(),
+    exceptions: z.array(exceptionItem),
+  })
   .strict();
 export type ExceptionsResult = z.infer<typeof exceptionsResult>;
 /**
@@ -180,23 +192,31 @@ export function mergeExceptionSources(sources: readonly (readonly ExceptionItem[
 
 export const comparisonClinic = z
   .object({
-    clinicId: z.string(),
-    clinicName: z.string(),
-    clinicStatus: z.string(),
-    totalOrders: z.number().int(),
-    pendingApprovalOrders: z.number().int(),
+    clinicId: referenceId,
+    clinicName: z.string().max(200),
+    clinicStatus: z.string().max(50).openapi({ description: 'For example `active`.' }),
+    totalOrders: count,
+    pendingApprovalOrders: count,
   })
-  .strict();
+  .strict()
+  .openapi('ClinicComparisonRow');
 export const comparisonResult = z.object({ truncated: z.boolean(), clinics: z.array(comparisonClinic) }).strict();
 export type ComparisonResult = z.infer<typeof comparisonResult>;
 export type ComparisonParams = { readonly cap: number };
 
 export const trendPoint = z
-  .object({ periodStart: z.string(), periodEnd: z.string(), quantity: z.number().int(), movements: z.number().int() })
-  .strict();
+  .object({
+    periodStart: responseTimestamp,
+    periodEnd: responseTimestamp,
+    quantity: quantity.openapi({ description: 'Quantity consumed, in `unitOfMeasure`.' }),
+    movements: count,
+  })
+  .strict()
+  .openapi('ConsumptionPoint');
 export const trendSeries = z
-  .object({ catalogItemId: z.string(), name: z.string(), unitOfMeasure: z.string(), points: z.array(trendPoint) })
-  .strict();
+  .object({ catalogItemId: referenceId, name: z.string().max(200), unitOfMeasure: figureUnit, points: z.array(trendPoint).max(maxAnalyticsCaps.trend) })
+  .strict()
+  .openapi('ConsumptionSeries');
 export const trendResult = z
   .object({ granularity: z.enum(trendGranularities), truncated: z.boolean(), series: z.array(trendSeries) })
   .strict();

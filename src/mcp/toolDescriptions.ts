@@ -1,3 +1,5 @@
+import { stateMetrics, windowMetrics } from '../analytics/definitions.js';
+
 /**
  * The tools of /mcp, one per /v1 read operation (named by its operationId), and what each tells a
  * model: what it answers and when to use it. Operations missing here (key identity, exports) are
@@ -27,7 +29,7 @@ export const toolDescriptions: Readonly<Record<string, string>> = {
   getFulfillment:
     'Returns the custody history of one order\'s delivery by orderId: movements, delivery exceptions, and delivery, receipt and closure once they exist. Use it to answer where a delivery is or what went wrong with it.',
   getMetric:
-    'Returns one analytics metric with its definition and evidence: LOW_STOCK, EXPIRING_STOCK, PENDING_ORDERS, APPROVAL_BACKLOG, DELIVERY_EXCEPTIONS, RECEIPT_DISCREPANCIES (state now), ORDER_CYCLE_TIME or CONSUMPTION_TREND (over a window `from`–`to`, dates YYYY-MM-DD, default the last 30 days). Use it for a single headline figure.',
+    `Returns one analytics metric with its definition and evidence: ${stateMetrics.join(', ')} (state now), ${windowMetrics.join(' or ')} (over a window \`from\`–\`to\`, dates YYYY-MM-DD, default the last 30 days). Use it for a single headline figure.`,
   getExceptions:
     'Lists what needs attention now, highest priority first: delivery exceptions, expired or expiring stock, low stock, receipt discrepancies and pending approvals, each with a drill-down id (order, fulfillment, box or catalog item). Use it to answer "what should I look at today"; `catalogItemId` narrows the stock exceptions to one supply.',
   getClinicComparison: 'Compares clinics by number of orders (all statuses) and orders awaiting approval. Use it for "which clinic orders most" or "where are approvals piling up". Counts only, no money.',

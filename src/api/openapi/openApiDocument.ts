@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { maxHeaderSize } from 'node:http';
+import { stateMetrics, windowMetrics } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { problemCatalogue } from '../problems/problemCatalogue.js';
 import { problemCodes, type ProblemCode } from '../../platform/errors.js';
@@ -80,6 +81,11 @@ const requestIdParameter = z
   .optional()
   .openapi({ description: 'A UUID to correlate the request; echoed as `x-request-id`. Anything that is not a UUID is replaced by a new one.', format: 'uuid' });
 
+/** Names as inline code, comma-separated: `A`, `B`. */
+function codeList(names: readonly string[]): string {
+  return names.map((name) => `\`${name}\``).join(', ');
+}
+
 const decisions = `
 Decisions where the specification leaves a choice ("not shown"), kept additive-friendly:
 
@@ -93,7 +99,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Lists that are not paginated** ignore \`limit\` and \`cursor\` and answer one terminal page.
 - **Box record**: \`serials\` are the serials registered with the box; \`expiresOn\` is a calendar date.
 - **Fulfillment statuses**: \`dispatched\`, \`in_transit\`, \`exception\`, \`delivered\`, \`received\`, \`partially_received\`, \`closed\`.
-- **Analytics metric keys**: \`LOW_STOCK\`, \`EXPIRING_STOCK\`, \`PENDING_ORDERS\`, \`APPROVAL_BACKLOG\`, \`DELIVERY_EXCEPTIONS\`, \`RECEIPT_DISCREPANCIES\` (state at \`asOf\`) and \`ORDER_CYCLE_TIME\`, \`CONSUMPTION_TREND\` (over a window). Each has a \`definition\` and a \`definitionVersion\`. The single-metric answer has \`value\` (the headline figure) and \`breakdown\` (rows of a multi-row metric, each with \`dimension\` and a localized \`label\`).
+- **Analytics metric keys**: ${codeList(stateMetrics)} (state at \`asOf\`) and ${codeList(windowMetrics)} (over a window). Each has a \`definition\` and a \`definitionVersion\`. The single-metric answer has \`value\` (the headline figure) and \`breakdown\` (rows of a multi-row metric, each with \`dimension\` and a localized \`label\`).
 - **Analytics windows** are whole UTC days. \`from\` and \`to\` take any ISO 8601 date or date-time (calendar, ordinal or week date, extended or basic format, any time of day, \`Z\` or an offset; without an offset, UTC) and name instants; \`from\` must be earlier than \`to\`. The window is the smallest run of whole UTC days covering [\`from\`, \`to\`): it starts at 00:00 UTC of the UTC day holding \`from\` and ends at \`to\` when that is 00:00 UTC, otherwise at the 00:00 UTC after it (so \`2026-11-01T14:30:00+02:00\` as \`from\` starts the window at \`2026-11-01T00:00:00Z\`, and as \`to\` ends it at \`2026-11-02T00:00:00Z\`). The answer's \`window\` gives the days used, and the 366-day limit of the consumption trend applies to them. Without them, the 30 UTC days ending with today (today so far included). State metrics validate \`from\`/\`to\` and are not changed by them. The briefing's \`daily\` period is today so far, \`weekly\` today and the six days before.
 - **Approval-backlog, cycle-time and clinic comparison** take no parameters; cycle time covers the default window (\`GET /v1/analytics/metrics/ORDER_CYCLE_TIME\` takes another). Consumption-trend points are sparse (periods without consumption are left out) and weeks are ISO weeks clipped to the window.
 - **Exceptions**: \`drillDownType\` is \`order\`, \`fulfillment\`, \`box\` or \`catalog_item\`; \`reference\` has one shape per \`metric\`; priorities are fixed per kind (delivery exception 90, expired stock 80, expiring within 7 days 70, stock-out 65, low stock 55, receipt discrepancy 50, expiring later 45, approval waiting 72 h or more 40, other approvals 30), ties broken by \`detectedAt\` then \`drillDownId\`. Each exception's \`evidenceId\` is that of its metric.
