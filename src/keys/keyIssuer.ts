@@ -15,7 +15,7 @@ export class KeyIssueError extends Error {
 
 /**
  * Confirms, from the console's records, that the workspace is active and that the member is an
- * active member of it holding `integrations.manage`; throws a KeyIssueError saying why not.
+ * active member of it holding `integrations.manage`; throws an error saying why not.
  */
 export type RequesterCheck = (workspaceId: string, memberId: string) => Promise<void>;
 
