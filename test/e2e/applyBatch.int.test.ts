@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { boxesProjection } from '../../projections/boxes/projection.js';
-import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
-import { event, testTenant } from '../../test/support/projectionTestBed.js';
-import type { EventEnvelope } from '../events/index.js';
-import type { RecordedEvent } from '../eventStore/eventStore.js';
-import { sql } from '../platform/sql.js';
-import { applyBatchInTransaction, type BatchTarget } from './applyBatch.js';
-import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from './generations.js';
+import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
+import { event, testTenant } from '../support/projectionTestBed.js';
+import type { EventEnvelope } from '../../src/events/index.js';
+import type { RecordedEvent } from '../../src/eventStore/eventStore.js';
+import { sql } from '../../src/platform/sql.js';
+import { applyBatchInTransaction, type BatchTarget } from '../../src/projecting/applyBatch.js';
+import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from '../../src/projecting/generations.js';
 
 function recorded(events: readonly EventEnvelope[], firstSeq: bigint): RecordedEvent[] {
   return events.map((e, index) => ({

@@ -3,12 +3,12 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiTestBed, testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../../../test/support/apiTestBed.js';
-import { testRedisUrl } from '../../../test/support/services.js';
-import { loadConfig } from '../../config/config.js';
-import { composeApi } from '../../main/apiComposition.js';
-import { createLogger } from '../../platform/logger.js';
-import { createApp } from '../createApp.js';
+import { createApiTestBed, testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../support/apiTestBed.js';
+import { testRedisUrl } from '../support/services.js';
+import { loadConfig } from '../../src/config/config.js';
+import { composeApi } from '../../src/main/apiComposition.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { createApp } from '../../src/api/createApp.js';
 
 const budget = 3;
 
