@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { problemCatalogue } from '../../src/api/problems/problemCatalogue.js';
 import type { Operation } from '../../src/api/v1/operation.js';
-import { v1Operations } from '../../src/api/v1/operations.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
 import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../support/apiTestBed.js';
 import { createResponseValidator, type ResponseValidator } from '../support/openApiValidator.js';
 import { services } from '../support/services.js';
-import { asHeaderValue, createRawClient, type RawClient, type RawRequest, type RawResponse } from './rawHttp.js';
+import { createRawClient, type RawClient, type RawRequest, type RawResponse } from './rawHttp.js';
+import { uuid, maxBodyBytes, queryTargets, idOperations, unpaginatedLists, the, enumsOf, pathWith, notFoundCodeOf, expectWellFormed, codeOf, anyText, idText, queryGarbage, pathGarbage, headerText, limitText, type Page, type Problem } from './badInputs.js';
 
 /**
  * Arbitrary text in every query parameter, path id and request header the API reads. Whatever is
@@ -23,28 +23,6 @@ import { asHeaderValue, createRawClient, type RawClient, type RawRequest, type R
  * 400) have regression tests at the end of the file.
  */
 
-type Page = { data: Record<string, unknown>[]; hasMore: boolean; nextCursor?: string };
-type Problem = { type: string; title: string; status: number; detail: string; instance: string; code: string; requestId: string };
-
-const problemFields = ['code', 'detail', 'instance', 'requestId', 'status', 'title', 'type'];
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const maxBodyBytes = 16 * 1024;
-
-/** A copy of `value` that fast-check shows as `label` in a counterexample (instead of a whole zod schema). */
-function shown<T extends object>(value: T, label: string): T {
-  return Object.defineProperty({ ...value }, fc.toStringMethod, { value: () => label, enumerable: false });
-}
-
-const queryTargets = v1Operations.flatMap((operation) =>
-  Object.keys(operation.query?.shape ?? {}).map((parameter) => shown({ operation, parameter }, `${operation.path}?${parameter}`)),
-);
-/** Operations with an id in their path (`{metric}` is a documented key, not an id). */
-const idOperations = v1Operations.filter((operation) => /\{\w+Id\}/.test(operation.path)).map((operation) => shown(operation, operation.path));
-/** Lists that are not paginated ignore `limit` and `cursor` (spec, operation rule 2). */
-const unpaginatedLists = v1Operations
-  .filter((operation) => operation.method === 'get' && operation.params === undefined && operation.query === undefined && operation.responseName.endsWith('List'))
-  .map((operation) => shown(operation, operation.path));
-
 let bed: ApiTestBed;
 let client: RawClient;
 let validator: ResponseValidator;
@@ -57,32 +35,10 @@ let bedDocument: unknown;
 const cursorOf = new Map<string, string>();
 const baselineOf = new Map<string, unknown>();
 
-function the<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`no ${what}`);
-  return value;
-}
-
-/** The `enum` of a query parameter in the served document (e.g. the status values of a list). */
-function enumsOf(document: unknown): Map<string, string[]> {
-  const found = new Map<string, string[]>();
-  const paths = (document as { paths?: Record<string, { get?: { parameters?: { name?: string; in?: string; schema?: { enum?: unknown } }[] } }> }).paths ?? {};
-  for (const [path, item] of Object.entries(paths)) {
-    for (const parameter of item.get?.parameters ?? []) {
-      const values = parameter.schema?.enum;
-      if (parameter.in === 'query' && Array.isArray(values)) found.set(`${path}?${parameter.name ?? ''}`, values.map(String));
-    }
-  }
-  return found;
-}
-
 /** The metric keys the served document lists for the metric path parameter. */
 function documentedMetricKeys(): string[] {
   const document = bedDocument as { components?: { schemas?: Record<string, { enum?: unknown[] }> } };
   return (document.components?.schemas?.MetricKey?.enum ?? []).map(String);
-}
-
-function pathWith(operation: Operation, encodedId: string): string {
-  return operation.path.replace(/\{\w+\}/, encodedId);
 }
 
 function knownIdsFor(operation: Operation): readonly string[] {
@@ -94,13 +50,6 @@ function knownIdsFor(operation: Operation): readonly string[] {
   throw new Error(`no known ids for {${name ?? '?'}} of ${operation.operationId}`);
 }
 
-function notFoundCodeOf(operation: Operation): string {
-  return the(
-    operation.problems.find((code) => problemCatalogue[code].status === 404),
-    `404 code of ${operation.operationId}`,
-  );
-}
-
 /** Sends, then holds the answer to the document (or, off contract, to the problem format) and to the invariants of every answer. */
 async function send(request: RawRequest, options: { contract?: boolean } = {}): Promise<RawResponse> {
   const response = await client.send(request);
@@ -110,65 +59,6 @@ async function send(request: RawRequest, options: { contract?: boolean } = {}): 
   expectWellFormed(request, response);
   return response;
 }
-
-function expectWellFormed(request: RawRequest, response: RawResponse): void {
-  const context = `${request.method ?? 'GET'} ${request.path} → ${response.status} ${response.text.slice(0, 300)}`;
-  const contentType = response.headers['content-type'] ?? '';
-  expect(response.status < 300 || (response.status >= 400 && response.status < 500), context).toBe(true);
-  expect(response.headers['x-request-id'], context).toMatch(uuid);
-  if (response.status < 300) {
-    expect(contentType, context).toMatch(/^application\/json(;|$)/);
-    expect(response.body, context).toBeTypeOf('object');
-    return;
-  }
-  expect(contentType, context).toMatch(/^application\/problem\+json(;|$)/);
-  const problem = response.body as Problem;
-  expect(Object.keys(problem).sort(), context).toEqual(problemFields);
-  expect(problem.status, context).toBe(response.status);
-  expect(problem.requestId, context).toBe(response.headers['x-request-id']);
-}
-
-function codeOf(response: RawResponse): string | undefined {
-  return response.status >= 400 ? (response.body as Problem).code : undefined;
-}
-
-// ---- arbitraries -------------------------------------------------------------------------------
-
-/** Text of every kind: unicode graphemes, any code point, Latin-1 with control characters, long runs, edge values. */
-const anyText = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
-  { weight: 2, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 500, maxLength: 2400 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 100, maxLength: 500 }) },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom('', ' ', '.', '..', '%', '%25', '/', '\\', '?', '#', '&', '=', '+', '0', '-1', 'null', 'undefined', '[]', '{}', '__proto__', '\u200b', '\ufeff', '\ud83d\ude00', 'a\u0301'),
-  },
-);
-
-/** Text that reaches the database as an id. U+0000 there is a known 500 (see the end of the file). */
-const idText = anyText;
-
-/** Percent-encoding garbage, sent raw: truncated, overlong and surrogate sequences, stray `%`. */
-function percentGarbage(extra: readonly string[]) {
-  const token = fc.oneof(
-    fc.constantFrom('%', '%%', '%E0%A4%A', '%E0%A4', '%A', '%ZZ', '%G1', '%C0%AF', '%ED%A0%80', '%F0%9F%98', '%FF', '%80', '%2F', '%25', '%2e%2e', '%u0041', '%0', '%20', '%7F'),
-    fc.constantFrom(...'0123456789abcdefABCDEFxyz-._~!$\'()*,;:@'.split(''), ...extra),
-  );
-  return fc.array(token, { minLength: 1, maxLength: 12 }).map((tokens) => tokens.join(''));
-}
-const queryGarbage = percentGarbage(['+', '=', '/', '?']);
-const pathGarbage = percentGarbage([]);
-
-const limitText = fc.oneof(
-  fc.integer({ min: -5, max: 260 }).map(String),
-  fc.constantFrom('01', '007', '200', '201', '1e2', '0x10', ' 5', '5 ', '+5', '5.0', '٣', '１', '0000000001'),
-  anyText,
-);
-
-/** Header text: any generated text as the Latin-1 bytes of its UTF-8 encoding, minus what HTTP forbids; up to a few KB. */
-const headerText = anyText.map(asHeaderValue);
 
 // ---- the properties ----------------------------------------------------------------------------
 
