@@ -43,6 +43,7 @@ export type ApiResponse = {
 export type ApiTestBed = {
   readonly baseUrl: string;
   readonly database: TestDatabase;
+  /** The bed's event store: what a test appends through it, `settle()` waits for. */
   readonly eventStore: EventStore;
   readonly console: ConsoleActions;
   /** The seeded workspaces: two by default, with the same shape and different ids. */
@@ -196,7 +197,7 @@ export async function createApiTestBed(
     return {
       baseUrl,
       database,
-      eventStore,
+      eventStore: trackedStore,
       console: createConsoleActions({ eventStore: trackedStore, clock: systemClock }),
       tenants: summary.tenants,
       logs,
