@@ -10,7 +10,7 @@ import { createDatabasePool, requestPoolTimeouts, type Database } from '../platf
 import { createProjectionReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
-import { assistantRoutes } from '../mcp/assistantRoutes.js';
+import { lazyAssistantRoutes } from '../mcp/lazyAssistantRoutes.js';
 import { scheduleOAuthPurge } from '../mcp/oauthMaintenance.js';
 import type { ExportsRuntime } from './exportsComposition.js';
 
@@ -88,7 +88,7 @@ export async function composeApi(
     openApi,
     ...(assistantAvailable
       ? {
-          assistant: assistantRoutes({
+          assistant: lazyAssistantRoutes({
             db: pool,
             budget,
             operations: v1Operations,

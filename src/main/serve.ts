@@ -11,7 +11,7 @@ import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
-import { prepareDemo, printAssistantSignIn, type DemoSession } from './demo.js';
+import type { DemoSession } from './demo.js';
 import { cachedFor, createReadiness } from './readiness.js';
 import { openServices } from './services.js';
 
@@ -37,8 +37,10 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
   let exports: ExportsRuntime | undefined;
   let demo: DemoSession | undefined;
   try {
-    if (options.demo) {
-      demo = await prepareDemo(services);
+    // The demo's seeding (the console's history generator) is loaded only for `--demo`.
+    const demoModule = options.demo ? await import('./demo.js') : undefined;
+    if (demoModule !== undefined) {
+      demo = await demoModule.prepareDemo(services);
     }
     const { pool } = services.database;
     const registry = new Registry();
@@ -80,7 +82,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
     const address = server.address();
     if (typeof address === 'object' && address !== null) serverUrl = `http://localhost:${address.port}`;
-    if (demo !== undefined && api?.assistant !== undefined) printAssistantSignIn(demo, config.publicBaseUrl ?? serverUrl);
+    if (demoModule !== undefined && demo !== undefined && api?.assistant !== undefined) demoModule.printAssistantSignIn(demo, config.publicBaseUrl ?? serverUrl);
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {
     await projector?.stop();
