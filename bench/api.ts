@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,7 +40,8 @@ import type { BenchResult } from './run.js';
  *                        [--order-ids 300] [--only ordersList,orderById,balances]
  *                        [--redis redis://127.0.0.1:6379] [--cpu-prof DIR] [--skip-tx-probe]
  *
- * Setup (not measured): migrate, seed the console history, rebuild every projection
+ * Setup (not measured): compile dist/ (bin/build.js, as `npm install` does, so the API runs
+ * compiled JavaScript as in production), migrate, seed the console history, rebuild every projection
  * (replayProjections), VACUUM ANALYZE, issue a key holding every issuable scope for the first
  * tenant's owner.
  *
@@ -114,6 +116,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   const redisUrl = values.redis;
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+  execFileSync(process.execPath, ['bin/build.js'], { stdio: 'inherit' });
   const database = await createBenchDatabase();
   const children = new Set<Child>();
   // Children must not outlive the bench, whatever ends it.

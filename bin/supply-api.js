@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx's loader, so `npx supply-api` works right after `npm install`.
-import { register } from 'tsx/esm/api';
+// Runs the compiled JavaScript of dist/ when it was built from the sources as they are (`npm run
+// build`, run by `npm install` and `npm start`); otherwise the TypeScript sources through tsx's
+// loader, so that `npx supply-api` works right after a clone and after any edit.
+import { compiledEntry } from './compiled.js';
 
-register();
-await import('../src/cli/main.ts');
+const compiled = compiledEntry('src/cli/main.js');
+if (compiled === undefined) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+} else {
+  await import(compiled);
+}

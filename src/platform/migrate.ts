@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Logger } from './logger.js';
 import { sql } from './sql.js';
 
-export const migrationsDir = fileURLToPath(new URL('../../migrations/', import.meta.url));
+/** migrations/ of the package, from src/platform/ or from its compiled copy in dist/src/platform/ (bin/build.js). */
+export const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/src/platform/') ? '../../../migrations/' : '../../migrations/', import.meta.url));
 
 /** Arbitrary but fixed: every process that migrates serialises on this advisory lock. */
 const migrationLockKey = 727_310_001;
