@@ -9,10 +9,12 @@ import type { Response } from 'express';
  * nothing else answers 304. For HEAD, node sends the headers only.
  */
 export function sendJson(response: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  // Encoded once: the tag, the length and the socket take the same bytes (a string would be
+  // encoded for each of them, 28 KB three times for a page of 200 balances).
+  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
   const method = response.req.method;
   if (method === 'GET' || method === 'HEAD') {
-    const etag = strongEtag(text);
+    const etag = strongEtag(bytes);
     response.setHeader('ETag', etag);
     if (status === 200 && ifNoneMatchMatches(response.req.headers['if-none-match'], etag)) {
       response.statusCode = 304;
@@ -22,13 +24,13 @@ export function sendJson(response: Response, status: number, body: unknown): voi
   }
   response.statusCode = status;
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
-  response.setHeader('Content-Length', Buffer.byteLength(text));
-  response.end(text);
+  response.setHeader('Content-Length', bytes.length);
+  response.end(bytes);
 }
 
 /** A strong entity tag over the UTF-8 bytes of the body: equal bytes, equal tag. */
-export function strongEtag(text: string): string {
-  return `"${createHash('sha256').update(text, 'utf8').digest('base64url')}"`;
+export function strongEtag(bytes: Uint8Array): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
 }
 
 /**
