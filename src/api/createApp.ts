@@ -53,14 +53,15 @@ export function createApp(deps: AppDependencies): Express {
   app.set('query parser', 'simple');
   app.use(requestState);
   app.use(accessLog(deps.logger));
-  app.use(healthRoutes(deps));
   const api = deps.api;
+  // /v1 first: its requests, the hot path, pass no other router on their way.
+  if (api !== undefined) app.use('/v1', v1Router(api));
+  app.use(healthRoutes(deps));
   if (api !== undefined) {
     app.get('/openapi.json', (_request, response) => {
       response.json(api.openApi);
     });
     app.use(referencePage());
-    app.use('/v1', v1Router(api));
     if (api.downloads !== undefined) app.use('/downloads', api.downloads);
     if (api.assistant !== undefined) app.use(api.assistant);
   }
