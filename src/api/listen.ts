@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
+import { messageClassesOf } from './expressMessages.js';
 import { clientErrorHandler } from './problems/clientErrorHandler.js';
 
 /**
@@ -29,6 +30,7 @@ export function listen(app: Express, options: { port: number; host?: string; err
         requestTimeout: timeouts.requestMs,
         keepAliveTimeout: timeouts.keepAliveMs,
         connectionsCheckingInterval: timeouts.checkIntervalMs,
+        ...messageClassesOf(app),
       },
       app,
     );
