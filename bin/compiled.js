@@ -35,12 +35,12 @@ export function sourceManifest(files = sourceFiles()) {
 }
 
 /** The URL of the compiled `entry` (e.g. `src/cli/main.js`), or undefined when dist/ is absent or stale. */
-export function compiledEntry(entry) {
+export function compiledEntry(entry, dist = distDir) {
   let built;
   try {
-    built = readFileSync(manifestFile, 'utf8');
+    built = readFileSync(join(dist, 'sources.txt'), 'utf8');
   } catch {
     return undefined;
   }
-  return built === sourceManifest() ? pathToFileURL(join(distDir, entry)).href : undefined;
+  return built === sourceManifest() ? pathToFileURL(join(dist, entry)).href : undefined;
 }
