@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['bin/**/*.test.ts', 'src/**/*.test.ts', 'projections/**/*.test.ts', 'test/**/*.test.ts', 'clients/*/test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'projections/**/*.test.ts', 'test/**/*.test.ts', 'clients/*/test/**/*.test.ts'],
     globalSetup: ['test/globalSetup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compiledEntry, sourceFiles, sourceManifest } from './compiled.js';
+
+/** bin/compiled.js, plain JavaScript run before any TypeScript loader (its shape, as used here). */
+type Compiled = {
+  compiledEntry(entry: string, dist?: string): string | undefined;
+  sourceFiles(): string[];
+  sourceManifest(files?: readonly string[]): string;
+};
+const { compiledEntry, sourceFiles, sourceManifest } = (await import(new URL('../bin/compiled.js', import.meta.url).href)) as Compiled;
 
 describe('which code supply-api runs', () => {
   let dist: string | undefined;
