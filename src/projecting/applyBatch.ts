@@ -5,10 +5,15 @@ import { compareLogPositions, type LogPosition, type RecordedEvent } from '../ev
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance, type Generation } from './generations.js';
-import type { ProjectedEvent, Projection } from './projection.js';
+import type { ProjectedEvent, Projection, RebuildMemory } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
-export type BatchTarget = { readonly projection: Projection; readonly generation: Generation };
+export type BatchTarget = {
+  readonly projection: Projection;
+  readonly generation: Generation;
+  /** A replay's generation: what the projection keeps in memory between batches. */
+  readonly rebuild?: RebuildMemory;
+};
 
 /**
  * live: an event a projection cannot apply is dead-lettered and skipped.
@@ -163,7 +168,16 @@ async function applyToTarget(
   logger: Logger,
 ): Promise<DeadLetter[]> {
   const table = tableResolver(target.generation.schemaName);
-  const apply = (events: readonly ProjectedEvent[]) => tx.transaction((db) => target.projection.apply(events, { db, table }));
+  const { rebuild } = target;
+  const apply = async (events: readonly ProjectedEvent[]) => {
+    try {
+      await tx.transaction((db) => target.projection.apply(events, { db, table, rebuild }));
+    } catch (error) {
+      // The savepoint rolled back what the memory may already hold.
+      rebuild?.forget();
+      throw error;
+    }
+  };
   const decodable = handled.every((d) => d.event !== undefined);
   if (decodable) {
     try {

@@ -17,7 +17,57 @@ export type ProjectionContext = {
   /** The batch transaction (a savepoint of it). */
   readonly db: DatabaseTransactionConnection;
   readonly table: TableResolver;
+  /**
+   * Present while a replay builds a generation nobody else writes: a projection may keep the rows
+   * it wrote in memory for the next batches instead of reading them back (RebuildMemory).
+   */
+  readonly rebuild?: RebuildMemory;
 };
+
+/**
+ * What projections keep between the batches of one rebuild. It holds only while every batch it
+ * saw has committed: the replay marks each apply begun and each commit confirmed, and an apply
+ * that begins after an unconfirmed one (a failed or retried transaction) starts from nothing.
+ */
+export class RebuildMemory {
+  private token: object = {};
+  private unconfirmed = false;
+
+  /** The value of `slot` in this memory, created on first use. */
+  get<T>(slot: RebuildSlot<T>): T {
+    return slot.valueIn(this.token);
+  }
+
+  begin(): void {
+    if (this.unconfirmed) this.forget();
+    this.unconfirmed = true;
+  }
+
+  committed(): void {
+    this.unconfirmed = false;
+  }
+
+  forget(): void {
+    this.token = {};
+    this.unconfirmed = false;
+  }
+}
+
+/** A projection's typed place in a RebuildMemory. */
+export class RebuildSlot<T> {
+  private readonly values = new WeakMap<object, T>();
+
+  constructor(private readonly create: () => T) {}
+
+  valueIn(token: object): T {
+    let value = this.values.get(token);
+    if (value === undefined) {
+      value = this.create();
+      this.values.set(token, value);
+    }
+    return value;
+  }
+}
 
 export type TableDefinition = {
   readonly name: string;

@@ -17,7 +17,7 @@ import {
   setGenerationState,
 } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
-import type { Projection } from './projection.js';
+import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
@@ -82,7 +82,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
       let targets: BatchTarget[] = [];
       for (const projection of projections) {
         const generation = await pool.transaction((tx) => createGeneration(tx, projection, 'building'));
-        targets.push({ projection, generation });
+        targets.push({ projection, generation, rebuild: new RebuildMemory() });
       }
       logger.info({ projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`) }, 'replay building');
 
@@ -126,6 +126,8 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         const logReader = new AsyncResource('replay-log-reader');
         const replaced = await pool.transaction(async (tx) => {
           const live = await lockActiveGenerations(tx, names);
+          // Several batches in one transaction that no lane confirms: the projections read back.
+          targets = targets.map(({ projection, generation }) => ({ projection, generation }));
           for (;;) {
             const from = minimumCheckpoint(targets.map((t) => t.generation.checkpoint));
             const batch = eventStore.readAllOn
@@ -232,11 +234,13 @@ class Lanes {
   async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
     if (this.parallelism === 1) {
       const result = await this.pool.transaction(async (tx) => {
+        for (const target of targets) target.rebuild?.begin();
         // A crash loses the newest batches together with their checkpoint (the transaction stays
         // atomic), and this generation is not read yet: no need to wait for the disk.
         await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
         return applyBatchInTransaction(tx, targets, batch, 'replay', this.logger);
       });
+      for (const target of targets) target.rebuild?.committed();
       return [...result.targets];
     }
     const byName = new Map<string, BatchTarget>();
@@ -244,9 +248,11 @@ class Lanes {
     await this.each(ordered, async (target) => {
       const started = performance.now();
       const result = await this.pool.transaction(async (tx) => {
+        target.rebuild?.begin();
         await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
         return applyBatchInTransaction(tx, [target], batch, 'replay', this.logger);
       });
+      target.rebuild?.committed();
       this.lastMs.set(target.projection.name, performance.now() - started);
       byName.set(target.projection.name, result.targets[0] ?? target);
     });

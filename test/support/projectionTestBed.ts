@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from '../../src/projecting/applyBatch.js';
 import { createDeferredIndexes, createGeneration, ensureActiveGenerations, loadGenerations, readModelSchema } from '../../src/projecting/generations.js';
-import type { Projection } from '../../src/projecting/projection.js';
+import { RebuildMemory, type Projection } from '../../src/projecting/projection.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
 
 export const testTenant = 'tenant-a';
@@ -48,9 +48,11 @@ export type ProjectionTestBed = {
   project(events: readonly (EventEnvelope | Omit<RecordedEvent, 'position' | 'streamRevision'>)[], options?: { batchSize?: number }): Promise<DeadLetter[]>;
   /**
    * Projects every event given so far into a fresh generation one event per batch and returns
-   * whether each table's digest equals the active generation's.
+   * whether each table's digest equals the active generation's. With `rebuild`, the fresh
+   * generation is built as a replay builds it: each projection keeps its RebuildMemory from batch
+   * to batch.
    */
-  oneByOneDigestsMatch(): Promise<{ table: string; batched: string; oneByOne: string }[]>;
+  oneByOneDigestsMatch(options?: { rebuild?: boolean }): Promise<{ table: string; batched: string; oneByOne: string }[]>;
   close(): Promise<void>;
 };
 
@@ -84,7 +86,11 @@ export async function createProjectionTestBed(projections: readonly Projection[]
     let current = targets;
     for (let start = 0; start < events.length; start += batchSize) {
       const batch = events.slice(start, start + batchSize);
-      const result = await pool.transaction((tx) => applyBatchInTransaction(tx, current, batch, 'live', silentLogger));
+      const result = await pool.transaction((tx) => {
+        for (const target of current) target.rebuild?.begin();
+        return applyBatchInTransaction(tx, current, batch, 'live', silentLogger);
+      });
+      for (const target of current) target.rebuild?.committed();
       current = [...result.targets];
       letters.push(...result.deadLetters);
     }
@@ -108,7 +114,7 @@ export async function createProjectionTestBed(projections: readonly Projection[]
       const { letters } = await applyAll(await activeTargets(), recorded, options.batchSize ?? Math.max(1, recorded.length));
       return letters;
     },
-    oneByOneDigestsMatch: async () => {
+    oneByOneDigestsMatch: async (options = {}) => {
       const active = await activeTargets();
       const fresh: BatchTarget[] = [];
       for (const projection of projections) {
@@ -118,7 +124,7 @@ export async function createProjectionTestBed(projections: readonly Projection[]
           await createDeferredIndexes(tx, projection, created.schemaName);
           return created;
         });
-        fresh.push({ projection, generation });
+        fresh.push(options.rebuild === true ? { projection, generation, rebuild: new RebuildMemory() } : { projection, generation });
       }
       await applyAll(fresh, history, 1);
       const rows: { table: string; batched: string; oneByOne: string }[] = [];
