@@ -3,15 +3,14 @@ import {
   lowStockPriority,
   pendingOrderStatuses,
   usableBoxStatus,
-  utcDate,
   type CycleMilestone,
 } from '../../src/analytics/definitions.js';
 import type { OrderStatus } from '../../src/events/index.js';
 import { orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
 import { ProjectionInvariantError, type ProjectedEvent } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
-import { expiringOn, indexLevel, type BatchState } from './loadState.js';
-import type { BoxRow, ClinicRow, OrderRow, StockLevelRow } from './schema.js';
+import { boxState, expiringOn, indexLevel, type AnalyticsState } from './loadState.js';
+import type { BoxRow, ClinicRow, OrderRow } from './schema.js';
 
 /** What a box adds to its stock level's available quantity. */
 function usable(box: Pick<BoxRow, 'status' | 'onHand' | 'reserved'>): number {
@@ -34,7 +33,7 @@ const milestoneColumn = {
   received: 'receivedAt',
 } as const satisfies Record<CycleMilestone, keyof OrderRow>;
 
-export function foldEvent(event: ProjectedEvent, state: BatchState): void {
+export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
   const { tenantId, occurredAt } = event;
   switch (event.type) {
     case 'CatalogItemDefined': {
@@ -103,34 +102,38 @@ export function foldEvent(event: ProjectedEvent, state: BatchState): void {
       const { boxId, catalogItemId, warehouseId, status, expiresOn } = event.data;
       const key = rowKey(tenantId, boxId);
       if (state.boxes.get(key) !== undefined) throw new ProjectionInvariantError(`box ${tenantId}/${boxId} registered twice`);
-      const box = { tenantId, boxId, catalogItemId, warehouseId, status, onHand: 0, reserved: 0, expiresOn: expiresOn ?? null };
-      state.boxes.set(key, { ...box, expiringOn: expiringOn(box) });
-      const level = ensureLevel(state, tenantId, catalogItemId, warehouseId);
-      reevaluateLevels(state, [level], occurredAt);
+      const box = boxState({ tenantId, boxId, catalogItemId, warehouseId, status, onHand: 0, reserved: 0, expiresOn: expiresOn ?? null });
+      state.boxes.set(key, box);
+      reevaluateLevel(state, ensureLevel(state, box.levelKey, tenantId, catalogItemId, warehouseId), occurredAt);
       return;
     }
     case 'BoxStatusChanged':
     case 'StockMovementRecorded': {
+      // The hot path of a replay (most of the log): the box and its levels change in place.
       const { boxId } = event.data;
       const key = rowKey(tenantId, boxId);
-      const before = requireRow(state.boxes.get(key), event.type, `box ${tenantId}/${boxId}`);
-      const after = { ...before };
+      const box = requireRow(state.boxes.get(key), event.type, `box ${tenantId}/${boxId}`);
+      const usableBefore = usable(box);
+      const from = ensureLevel(state, box.levelKey, tenantId, box.catalogItemId, box.warehouseId);
       if (event.type === 'BoxStatusChanged') {
-        after.status = event.data.status;
+        box.status = event.data.status;
       } else {
         const movement = event.data;
-        after.onHand += movement.quantityDelta;
-        after.reserved += movement.reservedDelta ?? 0;
-        if (movement.type === 'transfer' && movement.toWarehouseId !== undefined) after.warehouseId = movement.toWarehouseId;
+        box.onHand += movement.quantityDelta;
+        box.reserved += movement.reservedDelta ?? 0;
+        if (movement.type === 'transfer' && movement.toWarehouseId !== undefined && movement.toWarehouseId !== box.warehouseId) {
+          box.warehouseId = movement.toWarehouseId;
+          box.levelKey = rowKey(tenantId, box.catalogItemId, box.warehouseId);
+        }
         if (movement.type === 'consume') recordConsumption(state, event.tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
       }
-      after.expiringOn = expiringOn(after);
-      state.boxes.set(key, after);
-      const from = ensureLevel(state, tenantId, before.catalogItemId, before.warehouseId);
-      const to = ensureLevel(state, tenantId, after.catalogItemId, after.warehouseId);
-      addAvailable(state, from, -usable(before));
-      addAvailable(state, to, usable(after));
-      reevaluateLevels(state, from === to ? [from] : [from, to], occurredAt);
+      box.expiringOn = expiringOn(box);
+      state.boxes.touch(key);
+      const to = ensureLevel(state, box.levelKey, tenantId, box.catalogItemId, box.warehouseId);
+      addAvailable(state, from, -usableBefore);
+      addAvailable(state, to, usable(box));
+      reevaluateLevel(state, from, occurredAt);
+      if (to !== from) reevaluateLevel(state, to, occurredAt);
       return;
     }
     case 'OrderDrafted': {
@@ -218,41 +221,50 @@ function newClinic(tenantId: string, clinicId: string): ClinicRow {
   return { tenantId, clinicId, name: null, status: null, totalOrders: 0, pendingApprovalOrders: 0, pendingOrders: 0 };
 }
 
-function ensureLevel(state: BatchState, tenantId: string, catalogItemId: string, warehouseId: string): string {
-  const key = rowKey(tenantId, catalogItemId, warehouseId);
-  if (state.levels.get(key) !== undefined) return key;
+function ensureLevel(state: AnalyticsState, key: string, tenantId: string, catalogItemId: string, warehouseId: string): string {
+  if (state.levels.has(key)) return key;
   return indexLevel(state, { tenantId, catalogItemId, warehouseId, available: 0, detectedAt: null, priority: null }, true);
 }
 
-function addAvailable(state: BatchState, key: string, delta: number): void {
+function addAvailable(state: AnalyticsState, key: string, delta: number): void {
   if (delta === 0) return;
   const level = requireRow(state.levels.get(key), 'stock change', `stock level ${key.replaceAll('\u0000', '/')}`);
-  state.levels.set(key, { ...level, available: level.available + delta });
+  level.available += delta;
+  state.levels.touch(key);
 }
 
 /**
  * LOW_STOCK of each level after an event that changed its boxes, its item or its warehouse: a
  * level that becomes low takes the event's time, one that stays low keeps its time.
  */
-function reevaluateLevels(state: BatchState, keys: Iterable<string> | undefined, occurredAt: string): void {
-  for (const key of keys ?? []) {
-    const level = state.levels.get(key);
-    if (level === undefined) continue;
-    const item = state.items.get(rowKey(level.tenantId, level.catalogItemId));
-    const warehouse = state.warehouses.get(rowKey(level.tenantId, level.warehouseId));
-    const low = item?.status === 'active' && warehouse?.status === 'active' && level.available < item.reorderPoint;
-    const next: StockLevelRow = low
-      ? { ...level, detectedAt: level.detectedAt ?? occurredAt, priority: lowStockPriority(level.available) }
-      : { ...level, detectedAt: null, priority: null };
-    if (next.detectedAt !== level.detectedAt || next.priority !== level.priority) state.levels.set(key, next);
-  }
+function reevaluateLevels(state: AnalyticsState, keys: Iterable<string> | undefined, occurredAt: string): void {
+  for (const key of keys ?? []) reevaluateLevel(state, key, occurredAt);
 }
 
-function recordConsumption(state: BatchState, tenantId: string, catalogItemId: string, movementOccurredAt: string, quantity: number): void {
+function reevaluateLevel(state: AnalyticsState, key: string, occurredAt: string): void {
+  const level = state.levels.get(key);
+  if (level === undefined) return;
+  const item = state.items.get(level.itemKey);
+  const warehouse = state.warehouses.get(level.warehouseKey);
+  const low = item?.status === 'active' && warehouse?.status === 'active' && level.available < item.reorderPoint;
+  const detectedAt = low ? (level.detectedAt ?? occurredAt) : null;
+  const priority = low ? lowStockPriority(level.available) : null;
+  if (detectedAt === level.detectedAt && priority === level.priority) return;
+  level.detectedAt = detectedAt;
+  level.priority = priority;
+  state.levels.touch(key);
+}
+
+/** The UTC day of an isoTimestamp (always `YYYY-MM-DDTHH:mm:ss.sssZ`): its first ten characters. */
+function dayOf(instant: string): string {
+  return instant.slice(0, 10);
+}
+
+function recordConsumption(state: AnalyticsState, tenantId: string, catalogItemId: string, movementOccurredAt: string, quantity: number): void {
   // A consume movement of an item not yet defined is not counted (it has no unit of measure).
   const item = state.items.get(rowKey(tenantId, catalogItemId));
   if (item === undefined) return;
-  const day = utcDate(movementOccurredAt);
+  const day = dayOf(movementOccurredAt);
   const key = rowKey(tenantId, catalogItemId, item.unitOfMeasure, day);
   const entry = state.consumption.get(key);
   if (entry === undefined) state.consumption.set(key, { tenantId, catalogItemId, unit: item.unitOfMeasure, day, quantity, movements: 1 });
@@ -263,12 +275,12 @@ function recordConsumption(state: BatchState, tenantId: string, catalogItemId: s
 }
 
 /** A stage sample for each stage that `milestone` ends and whose start the order has reached. */
-function recordCycleSamples(state: BatchState, order: OrderRow, milestone: CycleMilestone, occurredAt: string): void {
+function recordCycleSamples(state: AnalyticsState, order: OrderRow, milestone: CycleMilestone, occurredAt: string): void {
   for (const stage of allCycleStages) {
     if (stage.to !== milestone) continue;
     const from = order[milestoneColumn[stage.from]];
     if (from === null) continue;
-    const day = utcDate(occurredAt);
+    const day = dayOf(occurredAt);
     const key = rowKey(order.tenantId, day, stage.stage);
     const durationMs = Date.parse(occurredAt) - Date.parse(from);
     const entry = state.cycles.get(key);
@@ -280,7 +292,7 @@ function recordCycleSamples(state: BatchState, order: OrderRow, milestone: Cycle
   }
 }
 
-function changeClinicCounters(state: BatchState, order: OrderRow, from: OrderStatus, to: OrderStatus): void {
+function changeClinicCounters(state: AnalyticsState, order: OrderRow, from: OrderStatus, to: OrderStatus): void {
   const key = rowKey(order.tenantId, order.clinicId);
   const clinic = requireRow(state.clinics.get(key), 'order status change', `clinic ${order.tenantId}/${order.clinicId}`);
   const pendingApproval = (status: OrderStatus): number => (status === 'pending_approval' ? 1 : 0);
@@ -293,7 +305,7 @@ function changeClinicCounters(state: BatchState, order: OrderRow, from: OrderSta
 }
 
 function foldDeliveryException(
-  state: BatchState,
+  state: AnalyticsState,
   event: Extract<ProjectedEvent, { type: 'DeliveryExceptionRaised' | 'DeliveryExceptionResolved' }>,
   order: OrderRow,
 ): void {

@@ -18,7 +18,11 @@ export type Discrepancy = {
 type ConsumptionDelta = { tenantId: string; catalogItemId: string; unit: string; day: string; quantity: number; movements: number };
 type CycleDelta = { tenantId: string; day: string; stage: CycleStage; samples: number; totalMs: number };
 
-/** A table's rows as the batch sees them: loaded or created, with the keys the batch changed. */
+/**
+ * A table's rows as the batch sees them: loaded or created, with the keys the batch changed. During
+ * a rebuild the rows outlive the batch (AnalyticsState.settle), so that the next batch reads only
+ * the rows it has not seen yet.
+ */
 class Rows<Row> {
   readonly rows = new Map<string, Row>();
   readonly dirty = new Set<string>();
@@ -27,11 +31,16 @@ class Rows<Row> {
     return this.rows.get(key);
   }
 
+  has(key: string): boolean {
+    return this.rows.has(key);
+  }
+
   set(key: string, row: Row): void {
     this.rows.set(key, row);
     this.dirty.add(key);
   }
 
+  /** The row under `key` was changed in place. */
   touch(key: string): void {
     this.dirty.add(key);
   }
@@ -44,27 +53,81 @@ class Rows<Row> {
     }
     return rows;
   }
+
+  /** After the batch is written: nothing is dirty; the rows stay unless there are more than `capacity`. */
+  settle(capacity: number): boolean {
+    this.dirty.clear();
+    if (this.rows.size <= capacity) return false;
+    this.rows.clear();
+    return true;
+  }
 }
 
-export type BatchState = {
-  readonly items: Rows<ItemRow>;
-  readonly warehouses: Rows<WarehouseRow>;
-  readonly clinics: Rows<ClinicRow>;
-  readonly boxes: Rows<BoxRow & { expiringOn: string | null }>;
-  readonly levels: Rows<StockLevelRow>;
+/**
+ * The row keys a box and a level refer to, kept on them (not columns): the same key strings serve
+ * every event of a replay instead of being built again for each lookup.
+ */
+export type BoxState = BoxRow & { expiringOn: string | null; levelKey: string };
+export type LevelState = StockLevelRow & { readonly itemKey: string; readonly warehouseKey: string };
+
+export function boxState(box: BoxRow): BoxState {
+  return { ...box, expiringOn: expiringOn(box), levelKey: rowKey(box.tenantId, box.catalogItemId, box.warehouseId) };
+}
+
+type DiscrepancyList = { tenantId: string; orderId: string; orderNumber: number; detectedAt: string; entries: Discrepancy[] };
+
+/**
+ * The rows a batch reads and changes. A live batch starts from an empty state and loads what its
+ * events touch; a rebuild keeps one state for the whole log (the tables are its own and every
+ * batch it wrote has committed), bounded by `rowsKept` rows a table.
+ */
+export class AnalyticsState {
+  readonly items = new Rows<ItemRow>();
+  readonly warehouses = new Rows<WarehouseRow>();
+  readonly clinics = new Rows<ClinicRow>();
+  readonly boxes = new Rows<BoxState>();
+  readonly levels = new Rows<LevelState>();
   /** Level keys by rowKey(tenant, item) and by rowKey(tenant, warehouse), for re-evaluation. */
-  readonly levelsByItem: Map<string, Set<string>>;
-  readonly levelsByWarehouse: Map<string, Set<string>>;
-  readonly orders: Rows<OrderRow>;
+  readonly levelsByItem = new Map<string, Set<string>>();
+  readonly levelsByWarehouse = new Map<string, Set<string>>();
+  readonly orders = new Rows<OrderRow>();
   /** Delivery exceptions the batch touched: the open row, or null once resolved. */
-  readonly exceptions: Map<string, { readonly ids: readonly [string, string, string]; open: DeliveryExceptionRow | null }>;
+  exceptions = new Map<string, { readonly ids: readonly [string, string, string]; open: DeliveryExceptionRow | null }>();
   /** Keys of the touched exceptions that were open before the batch. */
-  readonly exceptionsBefore: Set<string>;
+  exceptionsBefore = new Set<string>();
   /** Orders whose discrepancies the batch replaced (received) or removed (closed): the final list. */
-  readonly discrepancies: Map<string, { tenantId: string; orderId: string; orderNumber: number; detectedAt: string; entries: Discrepancy[] }>;
-  readonly consumption: Map<string, ConsumptionDelta>;
-  readonly cycles: Map<string, CycleDelta>;
-};
+  discrepancies = new Map<string, DiscrepancyList>();
+  consumption = new Map<string, ConsumptionDelta>();
+  cycles = new Map<string, CycleDelta>();
+
+  constructor(private readonly rowsKept = 100_000) {}
+
+  /**
+   * After the batch is written: the per-batch changes go, the rows stay up to the bound. A level
+   * in the state always has its item and warehouse beside it (when they exist), so those three
+   * are dropped together.
+   */
+  settle(): void {
+    this.clinics.settle(this.rowsKept);
+    this.boxes.settle(this.rowsKept);
+    this.orders.settle(this.rowsKept);
+    const levels = this.levels.settle(this.rowsKept);
+    const items = this.items.settle(this.rowsKept);
+    const warehouses = this.warehouses.settle(this.rowsKept);
+    if (levels || items || warehouses) {
+      this.levels.rows.clear();
+      this.items.rows.clear();
+      this.warehouses.rows.clear();
+      this.levelsByItem.clear();
+      this.levelsByWarehouse.clear();
+    }
+    this.exceptions = new Map();
+    this.exceptionsBefore = new Set();
+    this.discrepancies = new Map();
+    this.consumption = new Map();
+    this.cycles = new Map();
+  }
+}
 
 // ── loading ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -74,14 +137,21 @@ function addKey(keys: IdKeys, tenantId: string, id: string): void {
   keys.set(rowKey(tenantId, id), [tenantId, id]);
 }
 
+/** Keys the state does not hold yet, to be read from the table. */
+function addMissing(keys: IdKeys, known: { has(key: string): boolean }, tenantId: string, id: string): void {
+  const key = rowKey(tenantId, id);
+  if (!known.has(key)) keys.set(key, [tenantId, id]);
+}
+
 /**
- * Loads every row the batch's events can touch, in three rounds of one query per table: boxes and
- * orders (by id); then the stock levels of those boxes, of their transfer targets and of every
- * item and warehouse the batch changes, the clinics, and the delivery exceptions; then the items
- * and warehouses of all those levels.
+ * Reads into `state` every row the batch's events can touch that it does not hold yet, in three
+ * rounds of one query per table: boxes and orders (by id); then the stock levels of those boxes,
+ * of their transfer targets and of every item and warehouse the batch changes, the clinics, and
+ * the delivery exceptions; then the items and warehouses of all those levels.
  */
-export async function loadTouchedState(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<BatchState> {
+export async function loadTouchedState(events: readonly ProjectedEvent[], state: AnalyticsState, { db, table }: ProjectionContext): Promise<void> {
   const boxIds: IdKeys = new Map();
+  const orderKeys = new Set<string>();
   const orderIds: IdKeys = new Map();
   const itemIds: IdKeys = new Map();
   const warehouseIds: IdKeys = new Map();
@@ -90,6 +160,11 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
   const changedWarehouses: IdKeys = new Map();
   const exceptionKeys = new Map<string, readonly [string, string, string]>();
   const registeredItems = new Map<string, string>();
+  const touchOrder = (tenantId: string, orderId: string): void => {
+    const key = rowKey(tenantId, orderId);
+    orderKeys.add(key);
+    if (!state.orders.has(key)) orderIds.set(key, [tenantId, orderId]);
+  };
 
   for (const event of events) {
     const { tenantId } = event;
@@ -106,51 +181,35 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
       case 'ClinicOpened':
       case 'ClinicRenamed':
       case 'ClinicStatusChanged':
-        addKey(clinicIds, tenantId, event.data.clinicId);
+        addMissing(clinicIds, state.clinics, tenantId, event.data.clinicId);
         break;
       case 'BoxRegistered':
-        addKey(boxIds, tenantId, event.data.boxId);
+        addMissing(boxIds, state.boxes, tenantId, event.data.boxId);
         registeredItems.set(rowKey(tenantId, event.data.boxId), event.data.catalogItemId);
         break;
       case 'BoxStatusChanged':
-        addKey(boxIds, tenantId, event.data.boxId);
+        addMissing(boxIds, state.boxes, tenantId, event.data.boxId);
         break;
       case 'StockMovementRecorded':
-        addKey(boxIds, tenantId, event.data.boxId);
-        if (event.data.type === 'consume') addKey(itemIds, tenantId, event.data.catalogItemId);
+        addMissing(boxIds, state.boxes, tenantId, event.data.boxId);
+        if (event.data.type === 'consume') addMissing(itemIds, state.items, tenantId, event.data.catalogItemId);
         break;
       case 'OrderDrafted':
-        addKey(orderIds, tenantId, event.data.orderId);
-        addKey(clinicIds, tenantId, event.data.clinicId);
+        touchOrder(tenantId, event.data.orderId);
+        addMissing(clinicIds, state.clinics, tenantId, event.data.clinicId);
         break;
       case 'DeliveryExceptionRaised':
       case 'DeliveryExceptionResolved': {
         const { orderId, exceptionId } = event.data;
-        addKey(orderIds, tenantId, orderId);
+        touchOrder(tenantId, orderId);
         exceptionKeys.set(rowKey(tenantId, orderId, exceptionId), [tenantId, orderId, exceptionId]);
         break;
       }
       default:
-        if ('orderId' in event.data) addKey(orderIds, tenantId, event.data.orderId);
+        if ('orderId' in event.data) touchOrder(tenantId, event.data.orderId);
         break;
     }
   }
-
-  const state: BatchState = {
-    items: new Rows(),
-    warehouses: new Rows(),
-    clinics: new Rows(),
-    boxes: new Rows(),
-    levels: new Rows(),
-    levelsByItem: new Map(),
-    levelsByWarehouse: new Map(),
-    orders: new Rows(),
-    exceptions: new Map(),
-    exceptionsBefore: new Set(),
-    discrepancies: new Map(),
-    consumption: new Map(),
-    cycles: new Map(),
-  };
 
   // Round 1: boxes and orders.
   if (boxIds.size > 0) {
@@ -160,7 +219,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
       FROM ${table('analytics_boxes')}
       WHERE (tenant_id, box_id) IN (SELECT * FROM ${sql.unnest([...boxIds.values()], ['text', 'text'])})
     `);
-    for (const row of rows) state.boxes.rows.set(rowKey(row.tenantId, row.boxId), { ...row, expiringOn: expiringOn(row) });
+    for (const row of rows) state.boxes.rows.set(rowKey(row.tenantId, row.boxId), boxState(row));
   }
   if (orderIds.size > 0) {
     const rows = await db.any(sql.type(orderRow)`
@@ -170,16 +229,20 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
       FROM ${table('analytics_orders')}
       WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest([...orderIds.values()], ['text', 'text'])})
     `);
-    for (const row of rows) {
-      state.orders.rows.set(rowKey(row.tenantId, row.orderId), row);
-      addKey(clinicIds, row.tenantId, row.clinicId);
-    }
+    for (const row of rows) state.orders.rows.set(rowKey(row.tenantId, row.orderId), row);
+  }
+  for (const key of orderKeys) {
+    const order = state.orders.get(key);
+    if (order !== undefined) addMissing(clinicIds, state.clinics, order.tenantId, order.clinicId);
   }
 
   // Round 2: stock levels, clinics, delivery exceptions.
   const levelKeys = new Map<string, readonly [string, string, string]>();
-  const addLevel = (tenantId: string, itemId: string, warehouseId: string): void => {
-    levelKeys.set(rowKey(tenantId, itemId, warehouseId), [tenantId, itemId, warehouseId]);
+  const addLevel = (tenantId: string, itemId: string, warehouseId: string, key = rowKey(tenantId, itemId, warehouseId)): void => {
+    if (state.levels.has(key)) return;
+    levelKeys.set(key, [tenantId, itemId, warehouseId]);
+    addMissing(itemIds, state.items, tenantId, itemId);
+    addMissing(warehouseIds, state.warehouses, tenantId, warehouseId);
   };
   for (const event of events) {
     if (event.type === 'BoxRegistered') {
@@ -187,7 +250,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
     } else if (event.type === 'BoxStatusChanged' || event.type === 'StockMovementRecorded') {
       const key = rowKey(event.tenantId, event.data.boxId);
       const box = state.boxes.get(key);
-      if (box !== undefined) addLevel(event.tenantId, box.catalogItemId, box.warehouseId);
+      if (box !== undefined) addLevel(event.tenantId, box.catalogItemId, box.warehouseId, box.levelKey);
       const itemId = box?.catalogItemId ?? registeredItems.get(key);
       if (event.type === 'StockMovementRecorded' && event.data.type === 'transfer' && event.data.toWarehouseId !== undefined && itemId !== undefined) {
         addLevel(event.tenantId, itemId, event.data.toWarehouseId);
@@ -209,18 +272,16 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
       FROM ${table('analytics_stock_levels')}
       WHERE (tenant_id, warehouse_id) IN (SELECT * FROM ${sql.unnest([...changedWarehouses.values()], ['text', 'text'])})
     `);
-    for (const row of rows) indexLevel(state, row, false);
+    for (const row of rows) {
+      // A level the state already holds is the same row: the state stays the reference.
+      if (state.levels.has(rowKey(row.tenantId, row.catalogItemId, row.warehouseId))) continue;
+      indexLevel(state, row, false);
+      addMissing(itemIds, state.items, row.tenantId, row.catalogItemId);
+      addMissing(warehouseIds, state.warehouses, row.tenantId, row.warehouseId);
+    }
   }
-  for (const [tenantId, itemId, warehouseId] of levelKeys.values()) {
-    addKey(itemIds, tenantId, itemId);
-    addKey(warehouseIds, tenantId, warehouseId);
-  }
-  for (const level of state.levels.rows.values()) {
-    addKey(itemIds, level.tenantId, level.catalogItemId);
-    addKey(warehouseIds, level.tenantId, level.warehouseId);
-  }
-  for (const [key, ids] of changedItems) itemIds.set(key, ids);
-  for (const [key, ids] of changedWarehouses) warehouseIds.set(key, ids);
+  for (const [key, ids] of changedItems) if (!state.items.has(key)) itemIds.set(key, ids);
+  for (const [key, ids] of changedWarehouses) if (!state.warehouses.has(key)) warehouseIds.set(key, ids);
 
   if (clinicIds.size > 0) {
     const rows = await db.any(sql.type(clinicRow)`
@@ -262,15 +323,15 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], { db, 
     `);
     for (const row of rows) state.warehouses.rows.set(rowKey(row.tenantId, row.warehouseId), row);
   }
-  return state;
 }
 
-export function indexLevel(state: BatchState, level: StockLevelRow, created: boolean): string {
-  const key = rowKey(level.tenantId, level.catalogItemId, level.warehouseId);
+export function indexLevel(state: AnalyticsState, row: StockLevelRow, created: boolean): string {
+  const key = rowKey(row.tenantId, row.catalogItemId, row.warehouseId);
+  const byItem = rowKey(row.tenantId, row.catalogItemId);
+  const byWarehouse = rowKey(row.tenantId, row.warehouseId);
+  const level: LevelState = { ...row, itemKey: byItem, warehouseKey: byWarehouse };
   if (created) state.levels.set(key, level);
   else state.levels.rows.set(key, level);
-  const byItem = rowKey(level.tenantId, level.catalogItemId);
-  const byWarehouse = rowKey(level.tenantId, level.warehouseId);
   let items = state.levelsByItem.get(byItem);
   if (items === undefined) state.levelsByItem.set(byItem, (items = new Set()));
   items.add(key);

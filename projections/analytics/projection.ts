@@ -1,6 +1,6 @@
-import type { Projection } from '../../src/projecting/projection.js';
+import { RebuildSlot, type Projection } from '../../src/projecting/projection.js';
 import { foldEvent } from './fold.js';
-import { loadTouchedState } from './loadState.js';
+import { AnalyticsState, loadTouchedState } from './loadState.js';
 import { analyticsTables } from './tables.js';
 import { writeState } from './writeState.js';
 
@@ -10,8 +10,11 @@ import { writeState } from './writeState.js';
  * checkpoint alone describes the figures: it never reads another projection's tables.
  *
  * A batch loads the rows its events touch (a few queries, whatever the batch size), folds the
- * events in log order in memory, and writes each table back with one multi-row statement.
+ * events in log order in memory, and writes each table back with one multi-row statement. A
+ * rebuild keeps the rows between batches and reads only those it has not seen yet.
  */
+
+const rebuildState = new RebuildSlot(() => new AnalyticsState());
 
 const handledEvents = [
   'CatalogItemDefined',
@@ -48,8 +51,10 @@ export const analyticsProjection: Projection = {
   tables: analyticsTables,
   handles: handledEvents,
   apply: async (events, context) => {
-    const state = await loadTouchedState(events, context);
+    const state = context.rebuild?.get(rebuildState) ?? new AnalyticsState();
+    await loadTouchedState(events, state, context);
     for (const event of events) foldEvent(event, state);
     await writeState(state, context);
+    state.settle();
   },
 };

@@ -1,15 +1,15 @@
 import type { QuerySqlToken } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
 import type { ProjectionContext, TableResolver } from '../../src/projecting/projection.js';
-import type { BatchState } from './loadState.js';
+import type { AnalyticsState } from './loadState.js';
 import type { DeliveryExceptionRow } from './schema.js';
 
 /** One statement per table the batch changed (two for the tables it deletes from). */
-export async function writeState(state: BatchState, { db, table }: ProjectionContext): Promise<void> {
+export async function writeState(state: AnalyticsState, { db, table }: ProjectionContext): Promise<void> {
   for (const statement of writeStatements(state, table)) await db.query(statement);
 }
 
-function writeStatements(state: BatchState, table: TableResolver): QuerySqlToken[] {
+function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlToken[] {
   const statements: QuerySqlToken[] = [];
   const items = state.items.changed();
   if (items.length > 0) {
