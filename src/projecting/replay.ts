@@ -19,6 +19,7 @@ import {
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
+import { applyLogSideBySide } from './sideBySide.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -100,17 +101,33 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         let seen = 0;
         options.onProgress?.({ seen, total });
         const lanes = new Lanes(pool, parallelism, logger);
-        reading = readAndDecode();
-        for (;;) {
-          options.signal?.throwIfAborted();
-          const batch = await reading;
-          if (batch === undefined) break;
+        if (parallelism > 1) {
+          const applied = await applyLogSideBySide({
+            pool,
+            targets,
+            parallelism,
+            // Enough for the fast projections to keep Postgres busy while the slowest folds.
+            ahead: 2,
+            next: readAndDecode,
+            logger,
+            signal: options.signal,
+            onProgress: (events) => options.onProgress?.({ seen: events, total: Math.max(total, events) }),
+          });
+          targets = applied.targets;
+          seen = applied.events;
+        } else {
           reading = readAndDecode();
-          targets = await lanes.apply(targets, batch);
-          seen += batch.events.length;
-          options.onProgress?.({ seen, total: Math.max(total, seen) });
+          for (;;) {
+            options.signal?.throwIfAborted();
+            const batch = await reading;
+            if (batch === undefined) break;
+            reading = readAndDecode();
+            targets = await lanes.apply(targets, batch);
+            seen += batch.events.length;
+            options.onProgress?.({ seen, total: Math.max(total, seen) });
+          }
+          reading = undefined;
         }
-        reading = undefined;
         await log.return?.();
 
         // Once loaded: secondary indexes, then fresh planner statistics before readers see the tables.
@@ -218,13 +235,11 @@ async function* logBatches(eventStore: EventStore, batchSize: number): AsyncGene
 }
 
 /**
- * Applies batches with up to `parallelism` projections side by side, each in a transaction of its
- * own that also moves its checkpoint. The slowest projections of the previous batch start first, so
- * that a heavy one does not start last and keep the others waiting at the end of the batch.
+ * One connection (PGlite): every projection applies a batch in one transaction that also moves
+ * their checkpoints. Several: the log goes through applyLogSideBySide, and `each` runs the work
+ * after the load (indexes, statistics) side by side.
  */
 class Lanes {
-  private readonly lastMs = new Map<string, number>();
-
   constructor(
     private readonly pool: DatabasePool,
     private readonly parallelism: number,
@@ -232,31 +247,15 @@ class Lanes {
   ) {}
 
   async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
-    if (this.parallelism === 1) {
-      const result = await this.pool.transaction(async (tx) => {
-        for (const target of targets) target.rebuild?.begin();
-        // A crash loses the newest batches together with their checkpoint (the transaction stays
-        // atomic), and this generation is not read yet: no need to wait for the disk.
-        await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-        return applyBatchInTransaction(tx, targets, batch, 'replay', this.logger);
-      });
-      for (const target of targets) target.rebuild?.committed();
-      return [...result.targets];
-    }
-    const byName = new Map<string, BatchTarget>();
-    const ordered = [...targets].sort((a, b) => (this.lastMs.get(b.projection.name) ?? 0) - (this.lastMs.get(a.projection.name) ?? 0));
-    await this.each(ordered, async (target) => {
-      const started = performance.now();
-      const result = await this.pool.transaction(async (tx) => {
-        target.rebuild?.begin();
-        await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-        return applyBatchInTransaction(tx, [target], batch, 'replay', this.logger);
-      });
-      target.rebuild?.committed();
-      this.lastMs.set(target.projection.name, performance.now() - started);
-      byName.set(target.projection.name, result.targets[0] ?? target);
+    const result = await this.pool.transaction(async (tx) => {
+      for (const target of targets) target.rebuild?.begin();
+      // A crash loses the newest batches together with their checkpoint (the transaction stays
+      // atomic), and this generation is not read yet: no need to wait for the disk.
+      await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+      return applyBatchInTransaction(tx, targets, batch, 'replay', this.logger);
     });
-    return targets.map((target) => byName.get(target.projection.name) ?? target);
+    for (const target of targets) target.rebuild?.committed();
+    return [...result.targets];
   }
 
   /** Runs `work` for every target, at most `parallelism` at once; every one ends before a failure is thrown. */

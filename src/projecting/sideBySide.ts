@@ -1,0 +1,134 @@
+import type { DatabasePool } from 'slonik';
+import type { Logger } from '../platform/logger.js';
+import { sql } from '../platform/sql.js';
+import { applyBatchInTransaction, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+
+export type SideBySideOptions = {
+  readonly pool: DatabasePool;
+  readonly targets: readonly BatchTarget[];
+  /** Transactions at once (connections of the pool). */
+  readonly parallelism: number;
+  /** How many batches the fastest projection may be ahead of the slowest. */
+  readonly ahead: number;
+  /** The next batch of the log, in order; undefined at its end. */
+  readonly next: () => Promise<DecodedBatch | undefined>;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal;
+  /** Events every projection has applied so far. */
+  readonly onProgress?: (events: number) => void;
+};
+
+/**
+ * Applies the log with every projection at its own pace: each takes the batches in log order, each
+ * batch in a transaction of its own that also moves its checkpoint, at most `parallelism`
+ * transactions at once. No projection waits for the others at the end of a batch, so while Node
+ * folds one projection's batch, Postgres writes another's. A batch read ahead is kept until every
+ * projection has applied it, and reading stops `ahead` batches past the slowest projection: memory
+ * stays bounded whatever the length of the log. The first failure stops every projection; all
+ * have stopped when it is thrown.
+ */
+export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ targets: BatchTarget[]; events: number }> {
+  const { pool, parallelism, ahead, next, logger, signal } = options;
+  const targets = [...options.targets];
+  const window = new Map<number, Promise<DecodedBatch | undefined>>();
+  let read = 0;
+  // The next batch index each projection applies (Infinity once it has reached the end).
+  const done = targets.map(() => 0);
+  const applied = targets.map(() => 0);
+  let failed = false;
+  let waiting: (() => void)[] = [];
+  const wakeAll = () => {
+    const woken = waiting;
+    waiting = [];
+    for (const wake of woken) wake();
+  };
+  const wait = () => new Promise<void>((resolve) => waiting.push(resolve));
+  const slowest = () => Math.min(...done);
+
+  const batchAt = async (index: number): Promise<DecodedBatch | undefined> => {
+    while (!failed && index >= slowest() + ahead) await wait();
+    if (failed) return undefined;
+    while (read <= index) {
+      const reading = next();
+      // Awaited by the projections; a failure is theirs to report, not an unhandled rejection.
+      reading.catch(() => undefined);
+      window.set(read, reading);
+      read += 1;
+    }
+    const batch = window.get(index);
+    if (batch === undefined) throw new Error(`batch ${index} of the log was released before every projection applied it`);
+    return batch;
+  };
+
+  // Transaction slots; a freed slot goes to the projection furthest behind, which bounds the replay.
+  let active = 0;
+  const queued: { lane: number; resolve: () => void }[] = [];
+  const acquire = async (lane: number): Promise<void> => {
+    if (active < parallelism) {
+      active += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => queued.push({ lane, resolve }));
+  };
+  const release = () => {
+    let best: number | undefined;
+    for (const [at, entry] of queued.entries()) {
+      const furthest = best === undefined ? undefined : queued[best];
+      if (furthest === undefined || (done[entry.lane] ?? 0) < (done[furthest.lane] ?? 0)) best = at;
+    }
+    const handed = best === undefined ? undefined : queued.splice(best, 1)[0];
+    if (handed === undefined) active -= 1;
+    else handed.resolve();
+  };
+
+  const run = async (lane: number): Promise<void> => {
+    for (let index = 0; ; index += 1) {
+      signal?.throwIfAborted();
+      const batch = await batchAt(index);
+      if (failed || batch === undefined) break;
+      await acquire(lane);
+      let result;
+      try {
+        const current = targets[lane];
+        if (failed || current === undefined) break;
+        result = await pool.transaction(async (tx) => {
+          current.rebuild?.begin();
+          // A crash loses the newest batches together with their checkpoint (the transaction
+          // stays atomic), and this generation is not read yet: no need to wait for the disk.
+          await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+          return applyBatchInTransaction(tx, [current], batch, 'replay', logger);
+        });
+        current.rebuild?.committed();
+        targets[lane] = result.targets[0] ?? current;
+      } finally {
+        release();
+      }
+      applied[lane] = (applied[lane] ?? 0) + batch.events.length;
+      done[lane] = index + 1;
+      const passed = slowest();
+      for (const kept of window.keys()) if (kept < passed) window.delete(kept);
+      options.onProgress?.(Math.min(...applied));
+      wakeAll();
+    }
+    done[lane] = Number.POSITIVE_INFINITY;
+    wakeAll();
+  };
+
+  const settled = await Promise.allSettled(
+    targets.map((_, lane) =>
+      run(lane).catch((error: unknown) => {
+        failed = true;
+        wakeAll();
+        // Each waiter takes its slot, sees the failure and gives the slot back.
+        for (const entry of queued.splice(0)) {
+          active += 1;
+          entry.resolve();
+        }
+        throw error;
+      }),
+    ),
+  );
+  const failure = settled.find((result) => result.status === 'rejected');
+  if (failure) throw failure.reason;
+  return { targets, events: Math.max(0, ...applied) };
+}
