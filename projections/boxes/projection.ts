@@ -34,6 +34,8 @@ type BoxPatch = {
 const tables: readonly TableDefinition[] = [
   {
     name: 'boxes',
+    // Every movement updates its box: half-full pages keep those updates on their page (HOT),
+    // without a new index entry for each.
     create: (table) => [
       sql.typeAlias('void')`
         CREATE TABLE ${table('boxes')} (
@@ -53,7 +55,7 @@ const tables: readonly TableDefinition[] = [
           registered_at timestamptz NOT NULL,
           updated_at timestamptz NOT NULL,
           PRIMARY KEY (tenant_id, box_id)
-        )
+        ) WITH (fillfactor = 50)
       `,
     ],
     // Only the balance filters read these (each pages by box id, so each ends with it); the
