@@ -100,7 +100,9 @@ export class AnalyticsState {
   consumption = new Map<string, ConsumptionDelta>();
   cycles = new Map<string, CycleDelta>();
 
-  constructor(private readonly rowsKept = 100_000) {}
+  // A bound below the boxes of a long log: the memory of a rebuild must not grow with the log
+  // (a full table is dropped and read back as the batches touch it again).
+  constructor(private readonly rowsKept = 20_000) {}
 
   /**
    * After the batch is written: the per-batch changes go, the rows stay up to the bound. A level
