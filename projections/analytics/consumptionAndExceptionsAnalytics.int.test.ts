@@ -1,27 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnalyticsComputer } from '../../src/analytics/results.js';
-import { createProjectionTestBed, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
-import { analyticsProjection } from './projection.js';
-import { createAnalyticsReader } from './queries.js';
-import { at, caps, asOf, type Discrepancy, tenantEvents, pendingOrder, expectSameTablesOneByOne } from '../../test/support/analyticsProjectionEvents.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { at, caps, asOf, type Discrepancy, tenantEvents, pendingOrder, themedAnalyticsBed } from '../../test/support/analyticsProjectionEvents.js';
 
 describe('analytics projection', () => {
-  let bed: ProjectionTestBed;
-  const reader = (tenantId: string): AnalyticsComputer => createAnalyticsReader(bed.pool, tenantId);
-
-  beforeAll(async () => {
-    bed = await createProjectionTestBed([analyticsProjection]);
-  });
-  afterAll(async () => {
-    // This file's events, one at a time and in batches (see expectSameTablesOneByOne).
-    if (bed) await expectSameTablesOneByOne(bed);
-    await bed?.close();
-  });
+  const analytics = themedAnalyticsBed();
+  const reader = analytics.reader;
 
   it('CONSUMPTION_TREND and the trend: consume movements by their own UTC day and the unit at projection time, not netted', async () => {
     const tenantId = 'tenant-consumption';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.item('itm_a', at(1), { name: 'Nitrile gloves', unitOfMeasure: 'box' }),
       e.item('itm_b', at(1), { name: 'Gauze' }),
       e.warehouse('wh_c', at(1)),
@@ -107,7 +94,7 @@ describe('analytics projection', () => {
     const tenantId = 'tenant-delivery';
     const e = tenantEvents(tenantId);
     const shipped = (orderId: string, number: number) => [e.drafted(orderId, number, 'cli_1', at(1)), e.submitted(orderId, at(1)), e.approved(orderId, at(1)), e.dispatched(orderId, at(2))];
-    await bed.project([
+    await analytics.bed.project([
       ...shipped('ord_d2', 12),
       ...shipped('ord_d1', 11),
       e.raised('ord_d2', 'exc_1', at(3), 'damaged'),
@@ -127,7 +114,7 @@ describe('analytics projection', () => {
       truncated: false,
       exceptions: [exception('ord_d1', 11, 'exc_2', at(3)), exception('ord_d1', 11, 'exc_3', at(3)), exception('ord_d2', 12, 'exc_1', at(3), 'damaged')],
     });
-    await bed.project([e.resolved('ord_d1', 'exc_2', at(4)), e.raised('ord_d1', 'exc_4', at(4)), e.resolved('ord_d1', 'exc_4', at(4, 10)), e.raised('ord_d1', 'exc_5', at(5))]);
+    await analytics.bed.project([e.resolved('ord_d1', 'exc_2', at(4)), e.raised('ord_d1', 'exc_4', at(4)), e.resolved('ord_d1', 'exc_4', at(4, 10)), e.raised('ord_d1', 'exc_5', at(5))]);
     expect(await reader(tenantId).metric('DELIVERY_EXCEPTIONS', { caps }, asOf)).toEqual({ metric: 'DELIVERY_EXCEPTIONS', value: 3, unit: 'count', breakdown: [], truncated: false });
     expect((await reader(tenantId).exceptions({ cap: 10 }, asOf)).exceptions).toEqual([
       exception('ord_d1', 11, 'exc_3', at(3)),
@@ -154,7 +141,7 @@ describe('analytics projection', () => {
       reasonCode,
     });
     const delivered = (orderId: string, number: number) => [e.drafted(orderId, number, 'cli_1', at(1)), e.dispatched(orderId, at(2)), e.delivered(orderId, at(3))];
-    await bed.project([
+    await analytics.bed.project([
       ...delivered('ord_r1', 21),
       ...delivered('ord_r2', 22),
       ...delivered('ord_r3', 23),
@@ -180,7 +167,7 @@ describe('analytics projection', () => {
         discrepancy('ord_r2', 22, short('lin_1', 'itm_c', 1, 0), at(4)),
       ],
     });
-    await bed.project([e.received('ord_r1', at(5), [short('lin_2', 'itm_b', 5, 3)]), e.closed('ord_r2', at(5))], { batchSize: 1 });
+    await analytics.bed.project([e.received('ord_r1', at(5), [short('lin_2', 'itm_b', 5, 3)]), e.closed('ord_r2', at(5))], { batchSize: 1 });
     expect(await reader(tenantId).metric('RECEIPT_DISCREPANCIES', { caps }, asOf)).toEqual({ metric: 'RECEIPT_DISCREPANCIES', value: 1, unit: 'count', breakdown: [], truncated: false });
     expect((await reader(tenantId).exceptions({ cap: 10 }, asOf)).exceptions).toEqual([discrepancy('ord_r1', 21, short('lin_2', 'itm_b', 5, 3), at(5))]);
   });
@@ -189,7 +176,7 @@ describe('analytics projection', () => {
     const tenantId = 'tenant-report';
     const e = tenantEvents(tenantId);
     beforeAll(async () => {
-      await bed.project([
+      await analytics.bed.project([
         e.item('itm_x', at(1), { reorderPoint: 5 }),
         e.item('itm_y', at(1), { reorderPoint: 5 }),
         e.warehouse('wh_1', at(1)),

@@ -1,27 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnalyticsComputer } from '../../src/analytics/results.js';
-import { createProjectionTestBed, event, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
-import { analyticsProjection } from './projection.js';
-import { createAnalyticsReader } from './queries.js';
-import { at, caps, asOf, tenantEvents, pendingOrder, expectSameTablesOneByOne } from '../../test/support/analyticsProjectionEvents.js';
+import { describe, expect, it } from 'vitest';
+import { event } from '../../test/support/projectionTestBed.js';
+import { at, caps, asOf, tenantEvents, pendingOrder, themedAnalyticsBed } from '../../test/support/analyticsProjectionEvents.js';
 
 describe('analytics projection', () => {
-  let bed: ProjectionTestBed;
-  const reader = (tenantId: string): AnalyticsComputer => createAnalyticsReader(bed.pool, tenantId);
-
-  beforeAll(async () => {
-    bed = await createProjectionTestBed([analyticsProjection]);
-  });
-  afterAll(async () => {
-    // This file's events, one at a time and in batches (see expectSameTablesOneByOne).
-    if (bed) await expectSameTablesOneByOne(bed);
-    await bed?.close();
-  });
+  const analytics = themedAnalyticsBed();
+  const reader = analytics.reader;
 
   it('PENDING_ORDERS and the clinic comparison: counters by clinic, only opened clinics listed', async () => {
     const tenantId = 'tenant-clinics';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.clinic('cli_b', 'Clinic B', at(1)),
       e.drafted('ord_1', 1, 'cli_a', at(1, 10)),
       e.drafted('ord_2', 2, 'cli_a', at(1, 10)),
@@ -41,7 +29,7 @@ describe('analytics projection', () => {
       clinics: [{ clinicId: 'cli_b', clinicName: 'Clinic B', clinicStatus: 'active', totalOrders: 1, pendingApprovalOrders: 0 }],
     });
 
-    await bed.project(
+    await analytics.bed.project(
       [
         e.dispatched('ord_4', at(2)),
         e.drafted('ord_5', 5, 'cli_b', at(2)),
@@ -75,7 +63,7 @@ describe('analytics projection', () => {
     const tenantId = 'tenant-backlog';
     const e = tenantEvents(tenantId);
     const backlogAsOf = at(20, 12);
-    await bed.project([
+    await analytics.bed.project([
       ...pendingOrder(e, 'ord_b1', 1, at(19, 12, 0, 0, 1)),
       ...pendingOrder(e, 'ord_b2', 2, at(19, 12)),
       ...pendingOrder(e, 'ord_b3', 3, at(17, 12)),
@@ -138,7 +126,7 @@ describe('analytics projection', () => {
   it('ORDER_CYCLE_TIME: first milestones, samples on the day of the stage end, window from inclusive and to exclusive', async () => {
     const tenantId = 'tenant-cycle';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.drafted('ord_c1', 1, 'cli_1', at(1, 9)),
       e.submitted('ord_c1', at(1, 10)),
       e.requested('ord_c1', at(1, 11)),

@@ -1,29 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/events/index.js';
-import type { AnalyticsComputer } from '../../src/analytics/results.js';
-import { createProjectionTestBed, type ProjectionTestBed } from '../../test/support/projectionTestBed.js';
-import { analyticsProjection } from './projection.js';
-import { createAnalyticsReader } from './queries.js';
-import { at, caps, asOf, tenantEvents, lowStockItem, expectSameTablesOneByOne } from '../../test/support/analyticsProjectionEvents.js';
+import { at, caps, asOf, tenantEvents, lowStockItem, themedAnalyticsBed } from '../../test/support/analyticsProjectionEvents.js';
 
 describe('analytics projection', () => {
-  let bed: ProjectionTestBed;
-  const reader = (tenantId: string): AnalyticsComputer => createAnalyticsReader(bed.pool, tenantId);
+  const analytics = themedAnalyticsBed();
+  const reader = analytics.reader;
   const lowStock = async (tenantId: string) => (await reader(tenantId).exceptions({ catalogItemId: undefined, cap: 100 }, asOf)).exceptions;
-
-  beforeAll(async () => {
-    bed = await createProjectionTestBed([analyticsProjection]);
-  });
-  afterAll(async () => {
-    // This file's events, one at a time and in batches (see expectSameTablesOneByOne).
-    if (bed) await expectSameTablesOneByOne(bed);
-    await bed?.close();
-  });
 
   it('LOW_STOCK: low below the reorder point, a stock-out at 0, detectedAt kept while low and renewed after recovery', async () => {
     const tenantId = 'tenant-low';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.item('itm_gloves', at(1, 8), { reorderPoint: 10, unitOfMeasure: 'box' }),
       e.warehouse('wh_a', at(1, 8)),
       e.box('box_1', 'itm_gloves', 'wh_a', at(1, 8, 1)),
@@ -32,7 +19,7 @@ describe('analytics projection', () => {
     // available 10 is not below 10.
     expect(await reader(tenantId).metric('LOW_STOCK', { caps }, asOf)).toEqual({ metric: 'LOW_STOCK', value: 0, unit: 'count', breakdown: [], truncated: false });
 
-    await bed.project([e.move('box_1', 'itm_gloves', 'consume', -1, at(1, 8, 3)), e.move('box_1', 'itm_gloves', 'consume', -2, at(1, 8, 4))]);
+    await analytics.bed.project([e.move('box_1', 'itm_gloves', 'consume', -1, at(1, 8, 3)), e.move('box_1', 'itm_gloves', 'consume', -2, at(1, 8, 4))]);
     expect(await reader(tenantId).metric('LOW_STOCK', { caps }, asOf)).toEqual({ metric: 'LOW_STOCK', value: 1, unit: 'count', breakdown: [], truncated: false });
     expect(await reader(tenantId).exceptions({ cap: 10 }, asOf)).toEqual({
       total: 1,
@@ -40,14 +27,14 @@ describe('analytics projection', () => {
       exceptions: [lowStockItem('itm_gloves', 'wh_a', 7, 10, at(1, 8, 3), 'box')],
     });
 
-    await bed.project([e.move('box_1', 'itm_gloves', 'receive', 5, at(1, 8, 5)), e.move('box_1', 'itm_gloves', 'consume', -12, at(1, 8, 6))], { batchSize: 1 });
+    await analytics.bed.project([e.move('box_1', 'itm_gloves', 'receive', 5, at(1, 8, 5)), e.move('box_1', 'itm_gloves', 'consume', -12, at(1, 8, 6))], { batchSize: 1 });
     expect(await lowStock(tenantId)).toEqual([lowStockItem('itm_gloves', 'wh_a', 0, 10, at(1, 8, 6), 'box')]);
   });
 
   it('LOW_STOCK: quarantined boxes and reserved quantities are not available', async () => {
     const tenantId = 'tenant-quarantine';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.item('itm_q', at(1), { reorderPoint: 5 }),
       e.warehouse('wh_q', at(1)),
       e.box('box_q1', 'itm_q', 'wh_q', at(1)),
@@ -57,17 +44,17 @@ describe('analytics projection', () => {
     ]);
     expect(await lowStock(tenantId)).toEqual([]);
 
-    await bed.project([e.boxStatus('box_q1', 'quarantined', at(2)), e.move('box_q2', 'itm_q', 'reserve', 0, at(2, 10), { reservedDelta: 1 })]);
+    await analytics.bed.project([e.boxStatus('box_q1', 'quarantined', at(2)), e.move('box_q2', 'itm_q', 'reserve', 0, at(2, 10), { reservedDelta: 1 })]);
     expect(await lowStock(tenantId)).toEqual([lowStockItem('itm_q', 'wh_q', 3, 5, at(2))]);
 
-    await bed.project([e.boxStatus('box_q1', 'active', at(3))]);
+    await analytics.bed.project([e.boxStatus('box_q1', 'active', at(3))]);
     expect(await lowStock(tenantId)).toEqual([]);
   });
 
   it('LOW_STOCK: a transfer moves the box and its stock to the other warehouse; an issue does not move it', async () => {
     const tenantId = 'tenant-transfer';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       e.item('itm_t', at(1), { reorderPoint: 3 }),
       e.warehouse('wh_a', at(1)),
       e.warehouse('wh_b', at(1)),
@@ -83,7 +70,7 @@ describe('analytics projection', () => {
   it('LOW_STOCK: follows reorder point revisions, item and warehouse status, and waits for the item and warehouse to exist', async () => {
     const tenantId = 'tenant-revise';
     const e = tenantEvents(tenantId);
-    await bed.project([
+    await analytics.bed.project([
       // Box first, item and warehouse later: the level is low once both are active.
       e.box('box_r', 'itm_r', 'wh_r', at(1)),
       e.move('box_r', 'itm_r', 'receive', 6, at(1, 10)),
@@ -102,7 +89,7 @@ describe('analytics projection', () => {
       [e.warehouseStatus('wh_r', 'active', at(8)), [lowStockItem('itm_r', 'wh_r', 6, 9, at(8), 'pack')]],
     ];
     for (const [given, expected] of steps) {
-      await bed.project([given]);
+      await analytics.bed.project([given]);
       expect(await lowStock(tenantId), given.type).toEqual(expected);
     }
   });
@@ -114,7 +101,7 @@ describe('analytics projection', () => {
       e.box(boxId, 'itm_e', 'wh_e', at(1), expiresOn === undefined ? {} : { expiresOn }),
       ...(quantity === 0 ? [] : [e.move(boxId, 'itm_e', 'receive', quantity, at(1, 10))]),
     ];
-    await bed.project([
+    await analytics.bed.project([
       e.item('itm_e', at(1)),
       e.warehouse('wh_e', at(1)),
       ...stocked('box_past', '2026-11-09'),

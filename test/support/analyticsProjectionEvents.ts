@@ -1,8 +1,10 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { EventData, EventEnvelope } from '../../src/events/index.js';
 import type { AnalyticsCaps } from '../../src/config/analyticsCaps.js';
+import type { AnalyticsComputer } from '../../src/analytics/results.js';
 import { analyticsProjection } from '../../projections/analytics/projection.js';
-import { event, type ProjectionTestBed } from './projectionTestBed.js';
+import { createAnalyticsReader } from '../../projections/analytics/queries.js';
+import { createProjectionTestBed, event, type ProjectionTestBed } from './projectionTestBed.js';
 
 /** 2026-11-`day` at hh:mm:ss.ms UTC (1 November 2026 is a Sunday, the 2nd a Monday). */
 export const at = (day: number, hour = 9, minute = 0, second = 0, ms = 0): string => new Date(Date.UTC(2026, 10, day, hour, minute, second, ms)).toISOString();
@@ -125,4 +127,30 @@ export async function expectSameTablesOneByOne(bed: ProjectionTestBed): Promise<
   const rows = await bed.oneByOneDigestsMatch();
   expect(rows.map((row) => row.table)).toEqual(analyticsProjection.tables.map((table) => table.name));
   for (const row of rows) expect(row.oneByOne, row.table).toBe(row.batched);
+}
+
+/**
+ * The analytics projection's bed for a themed test file: opened before its tests and, before it
+ * closes, checked with expectSameTablesOneByOne on that file's events.
+ */
+export function themedAnalyticsBed(): { readonly bed: ProjectionTestBed; reader(tenantId: string): AnalyticsComputer } {
+  let opened: ProjectionTestBed | undefined;
+  beforeAll(async () => {
+    opened = await createProjectionTestBed([analyticsProjection]);
+  });
+  afterAll(async () => {
+    if (opened === undefined) return;
+    await expectSameTablesOneByOne(opened);
+    await opened.close();
+  });
+  const bed = (): ProjectionTestBed => {
+    if (opened === undefined) throw new Error('the analytics bed is opened in beforeAll');
+    return opened;
+  };
+  return {
+    get bed() {
+      return bed();
+    },
+    reader: (tenantId) => createAnalyticsReader(bed().pool, tenantId),
+  };
 }
