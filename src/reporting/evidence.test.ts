@@ -30,6 +30,9 @@ describe('canonicalJson', () => {
     );
     expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: undefined }], c: null } })).toBe('{"a":{"c":null,"d":[{"z":1}]},"b":1}');
     expect(canonicalJson({ '': { '0': null, '': '' } })).toBe('{"":{"":"","0":null}}');
+    // An own `__proto__` key in one object must not make the others show their prototype.
+    expect(canonicalJson(JSON.parse('{"":{"__proto__":null}}'))).toBe('{"":{"__proto__":null}}');
+    expect(canonicalJson(JSON.parse('{"b":[{"__proto__":{"a":1}}],"a":{}}'))).toBe('{"a":{},"b":[{"__proto__":{"a":1}}]}');
   });
 });
 

@@ -17,7 +17,21 @@ import { subjectForDigest, subjectSchema, type Subject } from '../analytics/subj
 export function canonicalJson(value: unknown): string {
   const keys = new Set<string>();
   collectKeys(value, keys);
-  return JSON.stringify(value, [...keys].sort()) ?? 'null';
+  // The replacer's keys are read with [[Get]], inherited ones too: an object without an own
+  // `__proto__` would be written with Object.prototype's. Objects without a prototype have none.
+  const subject = keys.has('__proto__') ? withoutPrototypes(value) : value;
+  return JSON.stringify(subject, [...keys].sort()) ?? 'null';
+}
+
+/** The value with every plain object copied to one without a prototype (the same own properties). */
+function withoutPrototypes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPrototypes);
+  if (value === null || typeof value !== 'object') return value;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const [key, item] of Object.entries(value)) copy[key] = withoutPrototypes(item);
+  return copy;
 }
 
 function collectKeys(value: unknown, keys: Set<string>): void {
