@@ -3,7 +3,6 @@ import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
 import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeGeneration,
@@ -19,7 +18,7 @@ import {
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
-import { applyLogSideBySide } from './sideBySide.js';
+import { applyLogSideBySide, applyReplayBatch } from './sideBySide.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -247,15 +246,7 @@ class Lanes {
   ) {}
 
   async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
-    const result = await this.pool.transaction(async (tx) => {
-      for (const target of targets) target.rebuild?.begin();
-      // A crash loses the newest batches together with their checkpoint (the transaction stays
-      // atomic), and this generation is not read yet: no need to wait for the disk.
-      await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-      return applyBatchInTransaction(tx, targets, batch, 'replay', this.logger);
-    });
-    for (const target of targets) target.rebuild?.committed();
-    return [...result.targets];
+    return applyReplayBatch(this.pool, targets, batch, this.logger);
   }
 
   /** Runs `work` for every target, at most `parallelism` at once; every one ends before a failure is thrown. */

@@ -19,6 +19,22 @@ export type SideBySideOptions = {
 };
 
 /**
+ * One batch of a rebuild for `targets`, in one transaction that also moves their checkpoints; their
+ * rebuild memories trust what it wrote only once it has committed.
+ */
+export async function applyReplayBatch(pool: DatabasePool, targets: readonly BatchTarget[], batch: DecodedBatch, logger: Logger): Promise<BatchTarget[]> {
+  const result = await pool.transaction(async (tx) => {
+    for (const target of targets) target.rebuild?.begin();
+    // A crash loses the newest batches together with their checkpoint (the transaction stays
+    // atomic), and this generation is not read yet: no need to wait for the disk.
+    await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+    return applyBatchInTransaction(tx, targets, batch, 'replay', logger);
+  });
+  for (const target of targets) target.rebuild?.committed();
+  return [...result.targets];
+}
+
+/**
  * Applies the log with every projection at its own pace: each takes the batches in log order, each
  * batch in a transaction of its own that also moves its checkpoint, at most `parallelism`
  * transactions at once. No projection waits for the others at the end of a batch, so while Node
@@ -91,15 +107,8 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       try {
         const current = targets[lane];
         if (failed || current === undefined) break;
-        result = await pool.transaction(async (tx) => {
-          current.rebuild?.begin();
-          // A crash loses the newest batches together with their checkpoint (the transaction
-          // stays atomic), and this generation is not read yet: no need to wait for the disk.
-          await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-          return applyBatchInTransaction(tx, [current], batch, 'replay', logger);
-        });
-        current.rebuild?.committed();
-        targets[lane] = result.targets[0] ?? current;
+        result = await applyReplayBatch(pool, [current], batch, logger);
+        targets[lane] = result[0] ?? current;
       } finally {
         release();
       }
