@@ -79,7 +79,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         note(`seed ${label}: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
         await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
         const replay = await measuredReplay(async (onProgress) =>
-          replayProjections({ pool, eventStore: store, projections: allProjections, logger, batchSize, onProgress, strict, parallelism }),
+          replayProjections({ pool, eventStore: store, projections: allProjections, logger, batchSize, onProgress, strict, parallelism, bulkLoad: { connectionUri } }),
         );
         const loadAvg1m = round(loadavg()[0] ?? 0, 2);
         const logEvents = Number((await store.head()).eventCount);

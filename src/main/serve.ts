@@ -6,6 +6,7 @@ import { listen } from '../api/listen.js';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
+import { bulkLoadOf } from '../projecting/bulkLoad.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
@@ -66,6 +67,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
         logger,
         observer,
         batchSize: config.projectorBatchSize,
+        ...bulkLoadOf(services.database),
       });
     }
     if (options.roles.includes('api') && exports !== undefined) {

@@ -116,23 +116,7 @@ export async function applyBatchInTransaction(
   const last = events.at(-1);
   if (last === undefined) return { targets, applied: new Map(), deadLetters: [] };
 
-  const plans = targets.map((target) => {
-    const handles = new Set<EventType>(target.projection.handles);
-    const start = firstAfter(events, target.generation.checkpoint);
-    const relevant = decoded.slice(start);
-    const handled = relevant.filter((d) => handles.has(d.raw.type as EventType));
-    const advance: CheckpointAdvance | undefined =
-      relevant.length === 0
-        ? undefined
-        : {
-            generation: target.generation,
-            to: last.position,
-            seen: relevant.length,
-            applied: handled.length,
-            lastRecordedAt: last.recordedAt,
-          };
-    return { target, handled, advance };
-  });
+  const plans = targets.map((target) => planTarget(target, { events, decoded }));
 
   await advanceCheckpoints(
     tx,
@@ -158,6 +142,30 @@ export async function applyBatchInTransaction(
     applied,
     deadLetters,
   };
+}
+
+/** What one batch means for one target: the events it handles, and how far its checkpoint moves. */
+export type TargetPlan = { readonly target: BatchTarget; readonly handled: readonly Decoded[]; readonly advance: CheckpointAdvance | undefined };
+
+/** The events of `batch` after the target's checkpoint that its projection handles, and its checkpoint's advance. */
+export function planTarget(target: BatchTarget, batch: DecodedBatch): TargetPlan {
+  const { events, decoded } = batch;
+  const last = events.at(-1);
+  const handles = new Set<EventType>(target.projection.handles);
+  const start = firstAfter(events, target.generation.checkpoint);
+  const relevant = decoded.slice(start);
+  const handled = relevant.filter((d) => handles.has(d.raw.type as EventType));
+  const advance: CheckpointAdvance | undefined =
+    relevant.length === 0 || last === undefined
+      ? undefined
+      : {
+          generation: target.generation,
+          to: last.position,
+          seen: relevant.length,
+          applied: handled.length,
+          lastRecordedAt: last.recordedAt,
+        };
+  return { target, handled, advance };
 }
 
 async function applyToTarget(

@@ -192,10 +192,19 @@ export type CheckpointAdvance = {
  */
 export async function advanceCheckpoints(db: CommonQueryMethods, advances: readonly CheckpointAdvance[]): Promise<void> {
   if (advances.length === 0) return;
-  const ordered = [...advances].sort((a, b) => (a.generation.projection < b.generation.projection ? -1 : 1));
+  const result = await db.query(checkpointAdvanceStatement(advances));
+  expectCheckpointsAdvanced(advances, result.rowCount);
+}
+
+/**
+ * The statement of advanceCheckpoints, for a caller that runs it on a connection of its own (a
+ * COPY lane); its row count must then go through expectCheckpointsAdvanced.
+ */
+export function checkpointAdvanceStatement(advances: readonly CheckpointAdvance[]) {
+  const ordered = sortedAdvances(advances);
   // Rows are locked in projection order first, as a replay's switch locks them: two transactions
   // taking the same rows in the same order cannot deadlock.
-  const result = await db.query(sql.typeAlias('void')`
+  return sql.typeAlias('void')`
     WITH advance AS (
       SELECT * FROM ${sql.unnest(
         ordered.map((a) => [
@@ -226,10 +235,22 @@ export async function advanceCheckpoints(db: CommonQueryMethods, advances: reado
     WHERE l.projection = a.projection AND l.generation = a.generation
       AND g.projection = a.projection AND g.generation = a.generation AND g.state = a.state
       AND g.checkpoint_tx = a.from_tx AND g.checkpoint_seq = a.from_seq
-  `);
-  if (result.rowCount !== ordered.length) {
-    throw new CheckpointConflictError(ordered.map((a) => `${a.generation.projection}#${a.generation.generation}`).join(', '));
+  `;
+}
+
+/** Throws CheckpointConflictError unless every checkpoint of `advances` moved. */
+export function expectCheckpointsAdvanced(advances: readonly CheckpointAdvance[], rowCount: number): void {
+  if (rowCount !== advances.length) {
+    throw new CheckpointConflictError(
+      sortedAdvances(advances)
+        .map((a) => `${a.generation.projection}#${a.generation.generation}`)
+        .join(', '),
+    );
   }
+}
+
+function sortedAdvances(advances: readonly CheckpointAdvance[]): CheckpointAdvance[] {
+  return [...advances].sort((a, b) => (a.generation.projection < b.generation.projection ? -1 : 1));
 }
 
 /** The generation after a committed advance (for the caller's in-memory copy). */

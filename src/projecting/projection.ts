@@ -90,11 +90,33 @@ export type TableDefinition = {
  */
 export type Projection = {
   readonly name: string;
+  /**
+   * Present when the projection's rows are only ever inserted, one list of column values per
+   * event, into one table: a rebuild on Postgres then loads them with COPY (BulkLoader) instead of
+   * through `apply`, which stays the path of live batches and of an event a COPY refused.
+   */
+  readonly bulkRows?: BulkRows;
   /** Bump when tables or their meaning change: the active generation is then outdated. */
   readonly version: number;
   readonly tables: readonly TableDefinition[];
   readonly handles: readonly EventType[];
   readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
+};
+
+/** A value of a bulk-loaded column: text, a number, a bigint, a boolean, or NULL. */
+export type BulkValue = string | number | bigint | boolean | null;
+
+/** The rows of an insert-only projection (Projection.bulkRows). */
+export type BulkRows = {
+  /** The table the rows go to (one of the projection's tables). */
+  readonly table: string;
+  /** Column names in the order of each row's values. */
+  readonly columns: readonly string[];
+  /**
+   * The rows of a batch's handled events, in log order. Throws ProjectionInvariantError when the
+   * batch itself contradicts the table (a key twice), as `apply` would.
+   */
+  readonly rowsOf: (events: readonly ProjectedEvent[]) => readonly (readonly BulkValue[])[];
 };
 
 export class ProjectionInvariantError extends Error {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import type { EventStore } from '../eventStore/eventStore.js';
+import type { BulkLoadOptions } from './bulkLoad.js';
 import type { Logger } from '../platform/logger.js';
 import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from './applyBatch.js';
 import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from './generations.js';
@@ -25,6 +26,8 @@ export type ProjectorOptions = {
   readonly batchSize?: number;
   /** How often a standby tries to take the locks it does not hold. */
   readonly lockRetryMs?: number;
+  /** Rebuilds of changed projections load insert-only tables with COPY (real Postgres; see ReplayOptions). */
+  readonly bulkLoad?: BulkLoadOptions;
 };
 
 export type Projector = {
@@ -105,7 +108,14 @@ export function startProjector(options: ProjectorOptions): Projector {
       { projection: projection.name, active: activeVersion, code: projection.version },
       'the projection changed: rebuilding it beside the live generation',
     );
-    const job = replayProjections({ pool, eventStore, projections: [projection], logger, signal: stopping.signal })
+    const job = replayProjections({
+      pool,
+      eventStore,
+      projections: [projection],
+      logger,
+      signal: stopping.signal,
+      ...(options.bulkLoad === undefined ? {} : { bulkLoad: options.bulkLoad }),
+    })
       .then(() => {
         rebuilding.delete(projection.name);
         onDone();

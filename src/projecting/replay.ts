@@ -19,6 +19,7 @@ import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
 import { applyLogSideBySide, applyReplayBatch } from './sideBySide.js';
+import { BulkLoader, type BulkLoadOptions } from './bulkLoad.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -41,6 +42,11 @@ export type ReplayOptions = {
    * own. Default: the machine's cores, at most the projections; keep it below the pool's size.
    */
   readonly parallelism?: number;
+  /**
+   * Real Postgres: where insert-only projections (Projection.bulkRows) load their rows with COPY
+   * on connections of their own. Absent (PGlite): every projection goes through `apply`.
+   */
+  readonly bulkLoad?: BulkLoadOptions;
 };
 
 export type ReplayResult = {
@@ -95,11 +101,12 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects);
       };
       let reading: Promise<DecodedBatch | undefined> | undefined;
+      const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
       try {
         const total = Number((await eventStore.head()).eventCount);
         let seen = 0;
         options.onProgress?.({ seen, total });
-        const lanes = new Lanes(pool, parallelism, logger);
+        const lanes = new Lanes(pool, parallelism, logger, bulk);
         if (parallelism > 1) {
           const applied = await applyLogSideBySide({
             pool,
@@ -111,6 +118,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
             logger,
             signal: options.signal,
             onProgress: (events) => options.onProgress?.({ seen: events, total: Math.max(total, events) }),
+            ...(bulk === undefined ? {} : { bulk }),
           });
           targets = applied.targets;
           seen = applied.events;
@@ -128,6 +136,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
           reading = undefined;
         }
         await log.return?.();
+        await bulk?.close();
 
         // Once loaded: secondary indexes, then fresh planner statistics before readers see the tables.
         await lanes.each(targets, async (target) => {
@@ -182,8 +191,9 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         return result;
       } catch (error) {
         void reading?.catch(() => undefined);
-        // Closes a log stream still open (its connection).
+        // Closes a log stream still open (its connection), and the COPY lanes.
         await log.return?.().catch(() => undefined);
+        await bulk?.close();
         const reason = error instanceof Error ? error.message : String(error);
         for (const target of targets) {
           await pool
@@ -243,10 +253,11 @@ class Lanes {
     private readonly pool: DatabasePool,
     private readonly parallelism: number,
     private readonly logger: Logger,
+    private readonly bulk: BulkLoader | undefined,
   ) {}
 
   async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
-    return applyReplayBatch(this.pool, targets, batch, this.logger);
+    return applyReplayBatch(this.pool, targets, batch, this.logger, this.bulk);
   }
 
   /** Runs `work` for every target, at most `parallelism` at once; every one ends before a failure is thrown. */

@@ -2,6 +2,7 @@ import type { DatabasePool } from 'slonik';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import type { BulkLoader } from './bulkLoad.js';
 
 export type SideBySideOptions = {
   readonly pool: DatabasePool;
@@ -16,22 +17,42 @@ export type SideBySideOptions = {
   readonly signal?: AbortSignal;
   /** Events every projection has applied so far. */
   readonly onProgress?: (events: number) => void;
+  /** COPY lanes for the insert-only projections (real Postgres). */
+  readonly bulk?: BulkLoader;
 };
 
 /**
  * One batch of a rebuild for `targets`, in one transaction that also moves their checkpoints; their
- * rebuild memories trust what it wrote only once it has committed.
+ * rebuild memories trust what it wrote only once it has committed. With `bulk`, each insert-only
+ * target loads its rows by COPY in a transaction of its own (BulkLoader), unless the COPY refused
+ * them: then it joins the others.
  */
-export async function applyReplayBatch(pool: DatabasePool, targets: readonly BatchTarget[], batch: DecodedBatch, logger: Logger): Promise<BatchTarget[]> {
-  const result = await pool.transaction(async (tx) => {
-    for (const target of targets) target.rebuild?.begin();
-    // A crash loses the newest batches together with their checkpoint (the transaction stays
-    // atomic), and this generation is not read yet: no need to wait for the disk.
-    await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-    return applyBatchInTransaction(tx, targets, batch, 'replay', logger);
-  });
-  for (const target of targets) target.rebuild?.committed();
-  return [...result.targets];
+export async function applyReplayBatch(
+  pool: DatabasePool,
+  targets: readonly BatchTarget[],
+  batch: DecodedBatch,
+  logger: Logger,
+  bulk?: BulkLoader,
+): Promise<BatchTarget[]> {
+  const after = new Map<BatchTarget, BatchTarget>();
+  const ordinary: BatchTarget[] = [];
+  for (const target of targets) {
+    const loaded = bulk?.loads(target) === true ? await bulk.apply(target, batch) : undefined;
+    if (loaded === undefined) ordinary.push(target);
+    else after.set(target, loaded);
+  }
+  if (ordinary.length > 0) {
+    const result = await pool.transaction(async (tx) => {
+      for (const target of ordinary) target.rebuild?.begin();
+      // A crash loses the newest batches together with their checkpoint (the transaction stays
+      // atomic), and this generation is not read yet: no need to wait for the disk.
+      await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+      return applyBatchInTransaction(tx, ordinary, batch, 'replay', logger);
+    });
+    for (const target of ordinary) target.rebuild?.committed();
+    ordinary.forEach((target, index) => after.set(target, result.targets[index] ?? target));
+  }
+  return targets.map((target) => after.get(target) ?? target);
 }
 
 /**
@@ -107,7 +128,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       try {
         const current = targets[lane];
         if (failed || current === undefined) break;
-        result = await applyReplayBatch(pool, [current], batch, logger);
+        result = await applyReplayBatch(pool, [current], batch, logger, options.bulk);
         targets[lane] = result[0] ?? current;
       } finally {
         release();

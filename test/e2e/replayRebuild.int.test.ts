@@ -61,7 +61,14 @@ describe('replays of a medium seed (real Postgres)', () => {
   test('the trusted fast path, side by side, and the strict path one at a time build identical read tables', async () => {
     if (!seeded) throw new Error('no database');
     const { pool } = seeded.database;
-    const fast = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3 });
+    const fast = await replayProjections({
+      pool,
+      eventStore: seeded.eventStore,
+      projections: allProjections,
+      logger: silentLogger,
+      parallelism: 3,
+      bulkLoad: { connectionUri: seeded.database.url },
+    });
     const fastDigests = await readModelDigests(pool, allProjections);
     const strict = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, strict: true, parallelism: 1 });
     const strictDigests = await readModelDigests(pool, allProjections);
@@ -111,7 +118,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect((await loadGenerations(pool, ['active'])).map((g) => g.generation)).toEqual(before);
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
 
-    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, batchSize: batch });
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, batchSize: batch, bulkLoad: { connectionUri: url } });
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
     // What the killed run left is dropped, not reused.
     const failed = await loadGenerations(pool, ['failed']);

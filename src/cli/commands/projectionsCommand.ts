@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { allProjections, projectionsNamed } from '../../../projections/index.js';
 import { openServices } from '../../main/services.js';
+import { bulkLoadOf } from '../../projecting/bulkLoad.js';
 import { replayProjections } from '../../projecting/replay.js';
 import { projectionsReport, ProjectionsWaitTimeout, waitForProjections } from '../../projecting/status.js';
 import { UsageError } from '../cliError.js';
@@ -64,6 +65,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           strict: values.strict === true,
           batchSize,
           parallelism,
+          ...bulkLoadOf(services.database),
           onProgress: ({ seen, total }) => {
             // The total is the visible log when the replay starts; it grows if events arrive.
             if (!started) bar.start(total);

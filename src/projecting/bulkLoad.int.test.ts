@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
+import { event } from '../../test/support/projectionTestBed.js';
+import type { RecordedEvent } from '../eventStore/eventStore.js';
+import { sql } from '../platform/sql.js';
+import { decodeBatch, ReplayPoisonError, type BatchTarget } from './applyBatch.js';
+import { BulkLoader } from './bulkLoad.js';
+import { CheckpointConflictError, createGeneration, loadGenerations } from './generations.js';
+import { ProjectionInvariantError, type Projection, type ProjectedEvent } from './projection.js';
+import { applyReplayBatch } from './sideBySide.js';
+
+/** Clinic openings at seq 1, 2, … (tx 1), named as given. */
+function openings(names: readonly string[], firstSeq = 1): RecordedEvent[] {
+  return names.map((name, index) => {
+    const e = event('ClinicOpened', { clinicId: `cli_${firstSeq + index}`, name, status: 'active' });
+    return { ...e, position: { tx: 1n, seq: BigInt(firstSeq + index) }, streamName: `supply.clinic-${e.tenantId}`, streamRevision: 0n, recordedAt: e.occurredAt };
+  });
+}
+
+const poisonName = 'poison';
+
+/** An insert-only projection of clinic names; counts the batches that went through `apply`. */
+function namesProjection(name: string) {
+  const calls = { apply: 0 };
+  const rowOf = (e: ProjectedEvent) => {
+    if (e.type !== 'ClinicOpened') throw new Error('unexpected event');
+    if (e.data.name === poisonName) throw new ProjectionInvariantError(`clinic ${e.data.clinicId} is poison`);
+    return [e.tenantId, e.position.seq, e.data.name, e.data.name.length % 2 === 0, null] as const;
+  };
+  const projection: Projection = {
+    name,
+    version: 1,
+    handles: ['ClinicOpened'],
+    tables: [
+      {
+        name: 'names',
+        create: (table) => [
+          sql.typeAlias('void')`CREATE TABLE ${table('names')} (tenant_id text NOT NULL, seq bigint NOT NULL, name text NOT NULL, even boolean NOT NULL, note text)`,
+        ],
+      },
+    ],
+    bulkRows: { table: 'names', columns: ['tenant_id', 'seq', 'name', 'even', 'note'], rowsOf: (events) => events.map(rowOf) },
+    apply: async (events, { db, table }) => {
+      calls.apply += 1;
+      const rows = events.map(rowOf);
+      await db.query(sql.typeAlias('void')`
+        INSERT INTO ${table('names')} SELECT * FROM ${sql.unnest(rows, ['text', 'int8', 'text', 'bool', 'text'])}
+      `);
+    },
+  };
+  return { projection, calls };
+}
+
+const nameRow = z.object({ seq: z.bigint(), name: z.string(), even: z.boolean(), note: z.string().nullable() });
+
+describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
+  let database: TestDatabase | undefined;
+  let loader: BulkLoader | undefined;
+  const pool = () => {
+    if (!database) throw new Error('no database');
+    return database.pool;
+  };
+  const bulk = () => {
+    if (!loader) throw new Error('no loader');
+    return loader;
+  };
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase();
+    loader = new BulkLoader({ connectionUri: database.url }, silentLogger);
+  });
+  afterAll(async () => {
+    await loader?.close();
+    await database?.close();
+  });
+
+  const targetOf = async (projection: Projection): Promise<BatchTarget> => ({
+    projection,
+    generation: await pool().transaction((tx) => createGeneration(tx, projection, 'building')),
+  });
+  const rowsOf = (target: BatchTarget) =>
+    pool().any(sql.type(nameRow)`SELECT seq, name, even, note FROM ${sql.identifier([target.generation.schemaName, 'names'])} ORDER BY seq`);
+  const checkpointOf = async (target: BatchTarget) =>
+    (await loadGenerations(pool(), ['building'])).find((g) => g.projection === target.projection.name)?.checkpoint.seq;
+
+  test('loads a batch by COPY with its checkpoint, text as written (tabs, newlines, backslashes, \\N), never through apply', async () => {
+    const { projection, calls } = namesProjection('bulk_text');
+    const target = await targetOf(projection);
+    const names = ['plain', 'tab\there', 'line\nbreak', 'back\\slash', '\\N', 'carriage\rreturn', 'ünïcødé ✓'];
+    const after = await bulk().apply(target, decodeBatch(openings(names)));
+
+    expect(after?.generation.checkpoint.seq).toBe(BigInt(names.length));
+    expect(await checkpointOf(target)).toBe(BigInt(names.length));
+    expect(await rowsOf(target)).toEqual(names.map((name, index) => ({ seq: BigInt(index + 1), name, even: name.length % 2 === 0, note: null })));
+    expect(calls.apply).toBe(0);
+
+    // Events at or before the checkpoint are not loaded again.
+    const again = await bulk().apply(after ?? target, decodeBatch(openings(names)));
+    expect(again?.generation.checkpoint.seq).toBe(BigInt(names.length));
+    expect(await rowsOf(target)).toHaveLength(names.length);
+  });
+
+  test('a batch it refuses is rolled back whole, then applied the ordinary way, which names the event at fault', async () => {
+    const { projection, calls } = namesProjection('bulk_refused');
+    const target = await targetOf(projection);
+    const log = openings(['one', 'two', poisonName, 'four']);
+
+    expect(await bulk().apply(target, decodeBatch(log))).toBeUndefined();
+    expect(await rowsOf(target)).toEqual([]);
+    expect(await checkpointOf(target)).toBe(0n);
+
+    const replay = applyReplayBatch(pool(), [target], decodeBatch(log), silentLogger, bulk());
+    await expect(replay).rejects.toThrow(ReplayPoisonError);
+    await expect(replay).rejects.toThrow(log[2]?.eventId ?? 'no event');
+    expect(calls.apply).toBeGreaterThan(0);
+    expect(await rowsOf(target)).toEqual([]);
+  });
+
+  test('a checkpoint moved by someone else refuses the batch and writes nothing', async () => {
+    const { projection } = namesProjection('bulk_conflict');
+    const target = await targetOf(projection);
+    await expect(bulk().apply(target, decodeBatch(openings(['first'])))).resolves.toBeDefined();
+    // `target` still holds the checkpoint before that batch.
+    await expect(bulk().apply(target, decodeBatch(openings(['second'], 2)))).rejects.toThrow(CheckpointConflictError);
+    expect((await rowsOf(target)).map((row) => row.name)).toEqual(['first']);
+  });
+
+  test('side by side with an ordinary target, each commits its own checkpoint', async () => {
+    const bulkOne = namesProjection('bulk_mixed');
+    const ordinary = namesProjection('ordinary_mixed');
+    const { bulkRows: _none, ...withoutBulk } = ordinary.projection;
+    const targets = [await targetOf(bulkOne.projection), await targetOf(withoutBulk)];
+    const after = await applyReplayBatch(pool(), targets, decodeBatch(openings(['a', 'b', 'c'])), silentLogger, bulk());
+
+    expect(after.map((t) => t.projection.name)).toEqual(['bulk_mixed', 'ordinary_mixed']);
+    expect(after.map((t) => t.generation.checkpoint.seq)).toEqual([3n, 3n]);
+    expect(bulkOne.calls.apply).toBe(0);
+    expect(ordinary.calls.apply).toBe(1);
+    for (const target of targets) expect((await rowsOf(target)).map((row) => row.name)).toEqual(['a', 'b', 'c']);
+  });
+});
