@@ -61,9 +61,11 @@ const tables: readonly TableDefinition[] = [
         )
       `,
     ],
-    // Insert-only, so no write looks a row up: a replay adds the key and the index after its bulk load.
+    // Insert-only, so no write looks a row up: a replay builds both after its bulk load, side by side.
+    // The key is a unique index rather than a PRIMARY KEY constraint: ALTER TABLE would lock the table
+    // against the ledger index's build beside it.
     deferredIndexes: (table) => [
-      sql.typeAlias('void')`ALTER TABLE ${table('stock_movements')} ADD PRIMARY KEY (tenant_id, movement_id)`,
+      sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('stock_movements')} (tenant_id, movement_id)`,
       // A box's ledger, oldest first; the log position breaks ties of equal occurredAt.
       sql.typeAlias('void')`CREATE INDEX ON ${table('stock_movements')} (tenant_id, box_id, occurred_at, position_tx, position_seq)`,
     ],

@@ -114,12 +114,15 @@ export async function createGeneration(db: CommonQueryMethods, projection: Proje
 
 /** The indexes a replay leaves out of its bulk load (TableDefinition.deferredIndexes). */
 export async function createDeferredIndexes(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
-  const table = tableResolver(schemaName);
-  for (const definition of projection.tables) {
-    for (const statement of definition.deferredIndexes?.(table) ?? []) {
-      await db.query(statement);
-    }
+  for (const statement of deferredIndexStatements(projection, schemaName)) {
+    await db.query(statement);
   }
+}
+
+/** The statements of createDeferredIndexes, for a replay that runs them side by side. */
+export function deferredIndexStatements(projection: Projection, schemaName: string) {
+  const table = tableResolver(schemaName);
+  return projection.tables.flatMap((definition) => definition.deferredIndexes?.(table) ?? []);
 }
 
 /**

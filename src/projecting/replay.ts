@@ -6,7 +6,7 @@ import type { Logger } from '../platform/logger.js';
 import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeGeneration,
-  createDeferredIndexes,
+  deferredIndexStatements,
   createGeneration,
   dropGenerationSchema,
   ensureActiveGenerations,
@@ -138,10 +138,16 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
         await log.return?.();
         await bulk?.close();
 
-        // Once loaded: secondary indexes, then fresh planner statistics before readers see the tables.
+        // Once loaded: the deferred indexes, each built on its own side by side (the largest, the
+        // ledger's two, no longer wait for each other), then fresh planner statistics before
+        // readers see the tables.
+        const builds = targets.flatMap((target) => deferredIndexStatements(target.projection, target.generation.schemaName));
+        await lanes.each(builds, async (statement) => {
+          options.signal?.throwIfAborted();
+          await pool.query(statement);
+        });
         await lanes.each(targets, async (target) => {
           options.signal?.throwIfAborted();
-          await pool.transaction((tx) => createDeferredIndexes(tx, target.projection, target.generation.schemaName));
           await analyzeGeneration(pool, target.projection, target.generation.schemaName);
         });
 
@@ -260,8 +266,8 @@ class Lanes {
     return applyReplayBatch(this.pool, targets, batch, this.logger, this.bulk);
   }
 
-  /** Runs `work` for every target, at most `parallelism` at once; every one ends before a failure is thrown. */
-  async each(targets: readonly BatchTarget[], work: (target: BatchTarget) => Promise<void>): Promise<void> {
+  /** Runs `work` for every item, at most `parallelism` at once; every one ends before a failure is thrown. */
+  async each<T>(targets: readonly T[], work: (target: T) => Promise<void>): Promise<void> {
     let next = 0;
     const worker = async () => {
       for (let index = next++; index < targets.length; index = next++) {
