@@ -70,11 +70,18 @@ describe('a rebuild changes no /v1 answer (small seed, real Postgres, live proje
     return result;
   }
 
-  test('the answers before and after a full replay (trusted, side by side) are byte-identical but for asOf and requestId', async () => {
+  test('the answers before and after a full replay (trusted, side by side, the ledger loaded by COPY) are byte-identical but for asOf and requestId', async () => {
     if (!bed) throw new Error('no bed');
     const before = await answers();
     const generationsBefore = (await loadGenerations(bed.database.pool, ['active'])).map((g) => g.generation);
-    await replayProjections({ pool: bed.database.pool, eventStore: bed.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2 });
+    await replayProjections({
+      pool: bed.database.pool,
+      eventStore: bed.eventStore,
+      projections: allProjections,
+      logger: silentLogger,
+      parallelism: 2,
+      bulkLoad: { connectionUri: bed.database.url },
+    });
     await bed.settle();
     const generationsAfter = (await loadGenerations(bed.database.pool, ['active'])).map((g) => g.generation);
     expect(generationsAfter).toEqual(generationsBefore.map((generation) => generation + 1));
