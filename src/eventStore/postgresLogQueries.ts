@@ -109,12 +109,35 @@ export async function streamNamesWithPrefix(db: CommonQueryMethods, prefix: stri
 /** The events of a JSON array of eventTuple arrays (readLog's batches, streamLog's lines). */
 export function toRecordedEvents(value: unknown): RecordedEvent[] {
   if (!Array.isArray(value)) throw new TypeError('an event batch is a JSON array');
+  const read = recordedEventReader();
   const events = new Array<RecordedEvent>(value.length);
-  // Events of one transaction share its id: convert it once.
+  for (let index = 0; index < value.length; index += 1) events[index] = read(value[index]);
+  return events;
+}
+
+/** Distinct strings a reader shares at most (event types, tenants); beyond it, it starts over. */
+const sharedStringsLimit = 4096;
+
+/**
+ * Turns eventTuple arrays, in log order, into events: one object an event, which is also the shape a
+ * projection reads (ProjectedEvent is a subset of its fields), so that a trusted replay hands it on
+ * as it is. Strings that repeat from event to event (transaction id, type, tenant, recordedAt of one
+ * transaction) are kept once: fewer live strings for the garbage collector to move while batches
+ * wait for the database.
+ */
+export function recordedEventReader(): (value: unknown) => RecordedEvent {
   let lastTxText = '';
   let lastTx = 0n;
-  for (let index = 0; index < value.length; index += 1) {
-    const tuple: unknown = value[index];
+  let lastRecordedAt = '';
+  const shared = new Map<string, string>();
+  const share = (text: string): string => {
+    const known = shared.get(text);
+    if (known !== undefined) return known;
+    if (shared.size >= sharedStringsLimit) shared.clear();
+    shared.set(text, text);
+    return text;
+  };
+  return (tuple) => {
     if (!Array.isArray(tuple) || tuple.length !== 11) throw new TypeError('an event is an array of 11 fields');
     const [tx, seq, streamName, streamRevision, eventId, type, schemaVersion, tenantId, occurredAt, recordedAt, data] = tuple as unknown[];
     if (
@@ -131,22 +154,23 @@ export function toRecordedEvents(value: unknown): RecordedEvent[] {
     ) {
       throw new TypeError(`event ${String(eventId)} has a field of an unexpected type`);
     }
+    // Events of one transaction share its id: convert it once.
     if (tx !== lastTxText) {
       lastTxText = tx;
       lastTx = BigInt(tx);
     }
-    events[index] = {
+    if (recordedAt !== lastRecordedAt) lastRecordedAt = recordedAt;
+    return {
       position: { tx: lastTx, seq: BigInt(seq) },
       streamName,
       streamRevision: BigInt(streamRevision),
       eventId,
-      type,
+      type: share(type),
       schemaVersion,
-      tenantId,
+      tenantId: share(tenantId),
       occurredAt,
-      recordedAt,
+      recordedAt: lastRecordedAt,
       data,
     };
-  }
-  return events;
+  };
 }

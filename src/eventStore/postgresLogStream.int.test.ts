@@ -101,6 +101,22 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
     while ((await copying()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await copying()).toBe(0);
   });
+
+  test('an event longer than what one read of the socket brings, escapes and text beyond ASCII included, comes through whole', async () => {
+    const { store } = subject();
+    const before = (await readAllOf(store, logStart, 1000)).length;
+    // Several times the size of a socket read: the line spans chunks, a backslash or a multi-byte character may sit on a cut.
+    const long = (seed: number) => Array.from({ length: 12_000 }, (_, index) => ['a\\b', 'Zürich 東京 🦷', 'tab\t"q"', 'x'][(index + seed) % 4]).join('');
+    const events = [0, 1, 2].map((seed) =>
+      newEvent('WorkspaceCreated', { workspaceId: `ws_long_${seed}`, name: long(seed) }, { eventId: randomUUID(), tenantId, occurredAt: '2026-11-01T09:00:00.000Z' }),
+    );
+    await store.appendMany([{ streamName: streams.clinic(tenantId, 'cli_long'), expectedRevision: 'any', events: [clinicEvent(1, 'short'), ...events, clinicEvent(2, 'after')] }]);
+    await visible(store, before + 5);
+    const expected = await readAllOf(store, logStart, 1000);
+    const streamedEvents = (await streamed(store, logStart, 7)).flatMap((batch) => batch.events);
+    expect(streamedEvents).toEqual(expected);
+    expect(streamedEvents.filter((event) => event.type === 'WorkspaceCreated').map((event) => (event.data as { name: string }).name)).toEqual([0, 1, 2].map(long));
+  });
 });
 
 describe('on PGlite', () => {

@@ -1,14 +1,13 @@
-import { StringDecoder } from 'node:string_decoder';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { sql } from '../platform/sql.js';
-import type { LogBatch, LogPosition } from './eventStore.js';
-import { eventTuple, toRecordedEvents } from './postgresLogQueries.js';
+import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
+import { eventTuple, recordedEventReader } from './postgresLogQueries.js';
 
 /**
  * The log read as a stream: `COPY (SELECT …) TO STDOUT` on a pg client of its own, one event a
- * line (the JSON array readLog builds, so that Node parses a whole batch with one native
- * JSON.parse: Node, not Postgres, is the busier side of a replay), cut into batches here. No
+ * line (the JSON array readLog builds; Node parses the lines of each chunk it receives with one
+ * native JSON.parse: Node, not Postgres, is the busier side of a replay), cut into batches here. No
  * per-batch index descent, aggregation or round trip.
  *
  * One COPY covers a segment of `segmentBatches` batches, each in a snapshot of its own: a snapshot
@@ -70,37 +69,72 @@ export async function* streamLog(
   }
 }
 
-/** The batches of one COPY's output. */
+/**
+ * The batches of one COPY's output. Each chunk is parsed at once, not line by line: its whole lines
+ * become one JSON array in place (each line's newline turned into a comma, the byte before the
+ * first into '[' and the last newline into ']'), decoded and parsed with one native call each, and
+ * every tuple becomes its event right away. The bytes are the CopyData contents pg-copy-streams
+ * hands over, which nothing else reads. A line split between chunks is parsed on its own.
+ */
 async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
-  const decoder = new StringDecoder('utf8');
-  let carry = '';
-  let lines: string[] = [];
+  const read = recordedEventReader();
+  let batch: RecordedEvent[] = [];
+  let carry: Buffer | undefined;
   for await (const chunk of stream) {
-    const text = carry + decoder.write(chunk);
     let start = 0;
-    for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
-      lines.push(unescapeCopyText(text.slice(start, end)));
+    if (carry !== undefined) {
+      const end = chunk.indexOf(newline);
+      if (end === -1) {
+        carry = Buffer.concat([carry, chunk]);
+        continue;
+      }
+      batch.push(read(JSON.parse(copyText(Buffer.concat([carry, chunk.subarray(0, end)]), 0, carry.length + end))));
+      carry = undefined;
       start = end + 1;
-      if (lines.length === batchSize) {
-        yield toBatch(lines);
-        lines = [];
+      if (batch.length === batchSize) {
+        yield toBatch(batch);
+        batch = [];
       }
     }
-    carry = text.slice(start);
+    const last = chunk.lastIndexOf(newline);
+    if (last >= start) {
+      for (let end = chunk.indexOf(newline, start); end < last; end = chunk.indexOf(newline, end + 1)) chunk[end] = comma;
+      chunk[last] = closingBracket;
+      let tuples: unknown;
+      if (start > 0) {
+        // The previous line's newline, already consumed.
+        chunk[start - 1] = openingBracket;
+        tuples = JSON.parse(copyText(chunk, start - 1, last + 1));
+      } else {
+        tuples = JSON.parse(`[${copyText(chunk, 0, last + 1)}`);
+      }
+      for (const tuple of tuples as unknown[]) {
+        batch.push(read(tuple));
+        if (batch.length === batchSize) {
+          yield toBatch(batch);
+          batch = [];
+        }
+      }
+      start = last + 1;
+    }
+    if (start < chunk.length) carry = chunk.subarray(start);
   }
-  carry += decoder.end();
-  if (carry.length > 0) throw new Error('the log stream ended inside a line');
-  if (lines.length > 0) yield toBatch(lines);
+  if (carry !== undefined) throw new Error('the log stream ended inside a line');
+  if (batch.length > 0) yield toBatch(batch);
 }
+
+const newline = 0x0a;
+const comma = 0x2c;
+const openingBracket = 0x5b;
+const closingBracket = 0x5d;
+const backslash = 0x5c;
 
 /** A fragment's text with pg's placeholders, as slonik's own executeQuery renders it for the driver. */
 function driverText(fragment: { readonly sql: string }): string {
   return fragment.sql.replaceAll('$slonik_', '$');
 }
 
-function toBatch(lines: readonly string[]): LogBatch {
-  // One native parse per batch, as readLog does.
-  const events = toRecordedEvents(JSON.parse(`[${lines.join(',')}]`));
+function toBatch(events: readonly RecordedEvent[]): LogBatch {
   const last = events.at(-1);
   if (last === undefined) throw new Error('an empty log batch');
   return { events, next: last.position };
@@ -108,8 +142,14 @@ function toBatch(lines: readonly string[]): LogBatch {
 
 const copyEscapes: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
-/** COPY's text format escapes backslashes and control characters; JSON text rarely has either. */
-function unescapeCopyText(line: string): string {
-  if (!line.includes('\\')) return line;
-  return line.replace(/\\(.)/g, (_match, character: string) => copyEscapes[character] ?? character);
+/**
+ * Bytes of COPY's text format as the text they stand for. The format escapes backslashes and
+ * control characters; JSON text rarely has either (only a backslash of its own escapes). Raw
+ * newlines are row ends, never escaped data, and UTF-8 never splits at one.
+ */
+function copyText(bytes: Buffer, start: number, end: number): string {
+  const text = bytes.toString('utf8', start, end);
+  const escape = bytes.indexOf(backslash, start);
+  if (escape === -1 || escape >= end) return text;
+  return text.replace(/\\(.)/g, (_match, character: string) => copyEscapes[character] ?? character);
 }
