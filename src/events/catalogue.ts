@@ -103,10 +103,21 @@ export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
  * The cheap read of a stored event, for replays: every event was checked against its schema when
  * it was appended (newEvent, the append path), and the schemas neither transform nor default
  * anything, so the stored JSON is what the strict decode would return. Only the type and the
- * schema version are checked; anything else throws an EventDecodeError, unknown types included
- * (a replay must never skip an event silently). decodeEvent stays the strict path.
+ * schema version are checked (checkTrustedEvent); anything else throws an EventDecodeError,
+ * unknown types included (a replay must never skip an event silently). decodeEvent stays the
+ * strict path.
  */
 export function trustStoredEvent(raw: RawEvent): EventEnvelope {
+  checkTrustedEvent(raw);
+  // Trusted, not parsed: see above.
+  return envelopeOf(raw, raw.data);
+}
+
+/**
+ * What trustStoredEvent checks, without building anything: a replay hands the stored event on as
+ * the event itself. Throws an EventDecodeError for an event the trusted read cannot take.
+ */
+export function checkTrustedEvent(raw: RawEvent): void {
   if (!isKnownEventType(raw.type)) {
     throw new EventDecodeError(raw.eventId, raw.type, 'unknown event type');
   }
@@ -116,8 +127,6 @@ export function trustStoredEvent(raw: RawEvent): EventEnvelope {
   if (typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) {
     throw new EventDecodeError(raw.eventId, raw.type, '(root): the data is not a JSON object');
   }
-  // Trusted, not parsed: see above.
-  return envelopeOf(raw, raw.data);
 }
 
 /** Builds an event for appending, checking its data against the catalogue first. */

@@ -1,6 +1,6 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { decodeEvent, trustStoredEvent, type EventType } from '../events/index.js';
+import { checkTrustedEvent, decodeEvent, eventSchemas, type EventType } from '../events/index.js';
 import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
@@ -49,10 +49,19 @@ export type BatchResult = {
   readonly deadLetters: readonly DeadLetter[];
 };
 
-type Decoded = { readonly raw: RecordedEvent; readonly event?: ProjectedEvent; readonly decodeError?: string };
-
-/** A batch of the log with every event decoded (decoding is the costliest step in Node). */
-export type DecodedBatch = { readonly events: readonly RecordedEvent[]; readonly decoded: readonly Decoded[] };
+/**
+ * A batch of the log with every event decoded (decoding is the costliest step in Node).
+ * `projected[i]` is `events[i]` as projections read it: undefined where the strict decode failed
+ * (the reason in `decodeErrors`) or does not know the type. On the trusted path it is the stored
+ * event object itself (its fields are a superset of ProjectedEvent's), not a copy.
+ */
+export type DecodedBatch = {
+  readonly events: readonly RecordedEvent[];
+  readonly projected: readonly (ProjectedEvent | undefined)[];
+  readonly decodeErrors: ReadonlyMap<number, string>;
+  /** Each event's type as a small number (0: a type this code does not know), read once for every projection. */
+  readonly typeCodes: Uint8Array;
+};
 
 /**
  * strict: every event through its zod schema (appends, live projectors, `replay --strict`).
@@ -80,9 +89,56 @@ export class ReplayDecodeError extends Error {
  * database writes the current one.
  */
 export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDecoding = 'strict', suspects: ReadonlySet<string> = noSuspects): DecodedBatch {
-  if (decoding === 'strict') return { events, decoded: events.map(decodeOne) };
-  // An event a projector already dead-lettered is known not to be what it claims: decode it strictly.
-  return { events, decoded: events.map((raw) => (suspects.size > 0 && suspects.has(raw.eventId) ? decodeOne(raw) : trustOne(raw))) };
+  const typeCodes = new Uint8Array(events.length);
+  for (let index = 0; index < events.length; index += 1) typeCodes[index] = typeCodeOf.get((events[index] as RecordedEvent).type) ?? 0;
+  const decodeErrors = new Map<number, string>();
+  if (decoding === 'trusted' && suspects.size === 0) {
+    for (const raw of events) trustOne(raw);
+    // Checked: each stored event is its own projected event.
+    return { events, projected: events as readonly RecordedEvent[] as readonly ProjectedEvent[], decodeErrors, typeCodes };
+  }
+  const projected = new Array<ProjectedEvent | undefined>(events.length);
+  for (let index = 0; index < events.length; index += 1) {
+    const raw = events[index] as RecordedEvent;
+    // An event a projector already dead-lettered is known not to be what it claims: decode it strictly.
+    if (decoding === 'trusted' && !suspects.has(raw.eventId)) {
+      projected[index] = trustOne(raw);
+      continue;
+    }
+    try {
+      projected[index] = decodeOne(raw);
+    } catch (error) {
+      decodeErrors.set(index, error instanceof Error ? error.message : String(error));
+    }
+  }
+  return { events, projected, decodeErrors, typeCodes };
+}
+
+/** Event types as the numbers of DecodedBatch.typeCodes, from 1. */
+const typeCodeOf: ReadonlyMap<string, number> = new Map(Object.keys(eventSchemas).map((type, index) => [type, index + 1]));
+if (typeCodeOf.size > 255) throw new Error('more event types than a type code holds');
+
+/** A projection's handled types as a table by type code (cached: a projection's `handles` does not change). */
+const handledCodes = new WeakMap<readonly EventType[], Uint8Array>();
+function handledCodesOf(projection: Projection): Uint8Array {
+  let codes = handledCodes.get(projection.handles);
+  if (codes === undefined) {
+    codes = new Uint8Array(256);
+    for (const type of projection.handles) {
+      const code = typeCodeOf.get(type);
+      if (code !== undefined) codes[code] = 1;
+    }
+    handledCodes.set(projection.handles, codes);
+  }
+  return codes;
+}
+
+/** Indexes of the batch's events from `start` on that the projection handles. */
+function handledIndexes(typeCodes: Uint8Array, projection: Projection, start: number): number[] {
+  const handles = handledCodesOf(projection);
+  const indexes: number[] = [];
+  for (let index = start; index < typeCodes.length; index += 1) if (handles[typeCodes[index] as number] === 1) indexes.push(index);
+  return indexes;
 }
 
 const noSuspects: ReadonlySet<string> = new Set();
@@ -112,11 +168,12 @@ export async function applyBatchInTransaction(
   mode: BatchMode,
   logger: Logger,
 ): Promise<BatchResult> {
-  const { events, decoded } = 'decoded' in batch ? batch : decodeBatch(batch);
+  const decoded = 'projected' in batch ? batch : decodeBatch(batch);
+  const { events } = decoded;
   const last = events.at(-1);
   if (last === undefined) return { targets, applied: new Map(), deadLetters: [] };
 
-  const plans = targets.map((target) => planTarget(target, { events, decoded }));
+  const plans = targets.map((target) => planTarget(target, decoded));
 
   await advanceCheckpoints(
     tx,
@@ -127,7 +184,7 @@ export async function applyBatchInTransaction(
   const applied = new Map<string, number>();
   for (const { target, handled } of plans) {
     if (handled.length === 0) continue;
-    const letters = await applyToTarget(tx, target, handled, mode, logger);
+    const letters = await applyToTarget(tx, target, decoded, handled, mode, logger);
     deadLetters.push(...letters);
     applied.set(target.projection.name, handled.length - letters.length);
   }
@@ -144,24 +201,22 @@ export async function applyBatchInTransaction(
   };
 }
 
-/** What one batch means for one target: the events it handles, and how far its checkpoint moves. */
-export type TargetPlan = { readonly target: BatchTarget; readonly handled: readonly Decoded[]; readonly advance: CheckpointAdvance | undefined };
+/** What one batch means for one target: the events it handles (indexes in the batch), and how far its checkpoint moves. */
+export type TargetPlan = { readonly target: BatchTarget; readonly handled: readonly number[]; readonly advance: CheckpointAdvance | undefined };
 
 /** The events of `batch` after the target's checkpoint that its projection handles, and its checkpoint's advance. */
 export function planTarget(target: BatchTarget, batch: DecodedBatch): TargetPlan {
-  const { events, decoded } = batch;
+  const { events } = batch;
   const last = events.at(-1);
-  const handles = new Set<EventType>(target.projection.handles);
   const start = firstAfter(events, target.generation.checkpoint);
-  const relevant = decoded.slice(start);
-  const handled = relevant.filter((d) => handles.has(d.raw.type as EventType));
+  const handled = handledIndexes(batch.typeCodes, target.projection, start);
   const advance: CheckpointAdvance | undefined =
-    relevant.length === 0 || last === undefined
+    start === events.length || last === undefined
       ? undefined
       : {
           generation: target.generation,
           to: last.position,
-          seen: relevant.length,
+          seen: events.length - start,
           applied: handled.length,
           lastRecordedAt: last.recordedAt,
         };
@@ -171,7 +226,8 @@ export function planTarget(target: BatchTarget, batch: DecodedBatch): TargetPlan
 async function applyToTarget(
   tx: DatabaseTransactionConnection,
   target: BatchTarget,
-  handled: readonly Decoded[],
+  batch: DecodedBatch,
+  handled: readonly number[],
   mode: BatchMode,
   logger: Logger,
 ): Promise<DeadLetter[]> {
@@ -186,10 +242,10 @@ async function applyToTarget(
       throw error;
     }
   };
-  const decodable = handled.every((d) => d.event !== undefined);
-  if (decodable) {
+  const events = handledEvents(batch, handled);
+  if (events !== undefined) {
     try {
-      await apply(handled.map((d) => d.event as ProjectedEvent));
+      await apply(events);
       return [];
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error;
@@ -197,11 +253,13 @@ async function applyToTarget(
     }
   }
   const letters: DeadLetter[] = [];
-  for (const item of handled) {
-    let failure = item.decodeError;
-    if (item.event) {
+  for (const index of handled) {
+    const raw = batch.events[index] as RecordedEvent;
+    const event = batch.projected[index];
+    let failure = batch.decodeErrors.get(index);
+    if (event) {
       try {
-        await apply([item.event]);
+        await apply([event]);
       } catch (error) {
         if (isTransientDatabaseError(error)) throw error;
         failure = error instanceof Error ? error.message : String(error);
@@ -211,11 +269,11 @@ async function applyToTarget(
     const letter: DeadLetter = {
       projection: target.projection.name,
       generation: target.generation.generation,
-      position: item.raw.position,
-      eventId: item.raw.eventId,
-      eventType: item.raw.type,
-      tenantId: item.raw.tenantId,
-      streamName: item.raw.streamName,
+      position: raw.position,
+      eventId: raw.eventId,
+      eventType: raw.type,
+      tenantId: raw.tenantId,
+      streamName: raw.streamName,
       error: failure,
     };
     if (mode === 'replay') throw new ReplayPoisonError(letter);
@@ -223,6 +281,20 @@ async function applyToTarget(
     letters.push(letter);
   }
   return letters;
+}
+
+/** The handled events in order, or undefined when one of them did not decode. */
+export function handledEvents(batch: DecodedBatch, handled: readonly number[]): readonly ProjectedEvent[] | undefined {
+  const { projected } = batch;
+  // Every event of the batch: the batch's own array.
+  if (handled.length === projected.length && batch.decodeErrors.size === 0 && !projected.includes(undefined)) return projected as readonly ProjectedEvent[];
+  const events = new Array<ProjectedEvent>(handled.length);
+  for (let at = 0; at < handled.length; at += 1) {
+    const event = projected[handled[at] as number];
+    if (event === undefined) return undefined;
+    events[at] = event;
+  }
+  return events;
 }
 
 async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: readonly DeadLetter[]): Promise<void> {
@@ -248,27 +320,22 @@ async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: rea
   }
 }
 
-function trustOne(raw: RecordedEvent): Decoded {
-  let envelope;
+/** The stored event itself as the projected event, once the trusted read has checked it. */
+function trustOne(raw: RecordedEvent): ProjectedEvent {
   try {
-    envelope = trustStoredEvent(raw);
+    checkTrustedEvent(raw);
   } catch (error) {
     throw new ReplayDecodeError(raw, error instanceof Error ? error.message : String(error));
   }
-  const event: ProjectedEvent = Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });
-  return { raw, event };
+  return raw as unknown as ProjectedEvent;
 }
 
-function decodeOne(raw: RecordedEvent): Decoded {
-  try {
-    const envelope = decodeEvent(raw);
-    if (envelope === undefined) return { raw };
-    // The envelope is a fresh object of this call: extend it rather than copy it (hot path).
-    const event: ProjectedEvent = Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });
-    return { raw, event };
-  } catch (error) {
-    return { raw, decodeError: error instanceof Error ? error.message : String(error) };
-  }
+/** Undefined for a type this code does not know; throws when the event breaks its schema. */
+function decodeOne(raw: RecordedEvent): ProjectedEvent | undefined {
+  const envelope = decodeEvent(raw);
+  if (envelope === undefined) return undefined;
+  // The envelope is a fresh object of this call: extend it rather than copy it.
+  return Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });
 }
 
 /** Index of the first event after `position` (events are in log order). */

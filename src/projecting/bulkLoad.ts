@@ -5,10 +5,10 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { copyText } from './copyText.js';
 import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver } from './generations.js';
-import { ProjectionInvariantError, type ProjectedEvent } from './projection.js';
+import { ProjectionInvariantError } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 /** Where a replay loads the rows of insert-only projections with COPY (real Postgres only). */
@@ -66,8 +66,9 @@ export class BulkLoader {
         const moved = await run(client, checkpointAdvanceStatement([advance]));
         expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
         if (handled.length > 0) {
-          if (handled.some((item) => item.event === undefined)) throw new BulkRefusal('an event did not decode');
-          const rows = bulk.rowsOf(handled.map((item) => item.event as ProjectedEvent));
+          const events = handledEvents(batch, handled);
+          if (events === undefined) throw new BulkRefusal('an event did not decode');
+          const rows = bulk.rowsOf(events);
           const columns = sql.join(
             bulk.columns.map((column) => sql.identifier([column])),
             sql.fragment`, `,
