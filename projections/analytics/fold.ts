@@ -9,8 +9,8 @@ import type { OrderStatus } from '../../src/events/index.js';
 import { orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
 import { ProjectionInvariantError, type ProjectedEvent } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
-import { boxState, expiringOn, indexLevel, type AnalyticsState } from './loadState.js';
-import type { BoxRow, ClinicRow, OrderRow } from './schema.js';
+import type { BoxRow, OrderRow } from './schema.js';
+import { boxState, expiringOn, type AnalyticsState, type ClinicState, type ItemState, type LevelState, type OrderState } from './state.js';
 
 /** What a box adds to its stock level's available quantity. */
 function usable(box: Pick<BoxRow, 'status' | 'onHand' | 'reserved'>): number {
@@ -33,88 +33,88 @@ const milestoneColumn = {
   received: 'receivedAt',
 } as const satisfies Record<CycleMilestone, keyof OrderRow>;
 
+/**
+ * Folds one event into the state; every row it changes is changed in place and marked for the
+ * batch's write. A throw leaves the state half-changed: the batch's savepoint rolls back and the
+ * state is dropped with it (a live batch's is its own; a rebuild forgets its memory).
+ */
 export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
   const { tenantId, occurredAt } = event;
   switch (event.type) {
     case 'CatalogItemDefined': {
       const { itemId, name, unitOfMeasure, reorderPoint, status } = event.data;
-      const key = rowKey(tenantId, itemId);
-      if (state.items.get(key) !== undefined) throw new ProjectionInvariantError(`catalog item ${tenantId}/${itemId} defined twice`);
-      state.items.set(key, { tenantId, itemId, name, unitOfMeasure, reorderPoint, status });
-      reevaluateLevels(state, state.levelsByItem.get(key), occurredAt);
+      if (state.items.get(tenantId, itemId) !== undefined) throw new ProjectionInvariantError(`catalog item ${tenantId}/${itemId} defined twice`);
+      state.items.add(tenantId, itemId, { tenantId, itemId, name, unitOfMeasure, reorderPoint, status, dirty: false, used: state.batch });
+      reevaluateLevels(state, state.levelsByItem.get(tenantId, itemId), occurredAt);
       return;
     }
     case 'CatalogItemRevised': {
       const { itemId, name, unitOfMeasure, reorderPoint } = event.data;
-      const key = rowKey(tenantId, itemId);
-      const item = requireRow(state.items.get(key), event.type, `catalog item ${tenantId}/${itemId}`);
-      state.items.set(key, {
-        ...item,
-        name: name ?? item.name,
-        unitOfMeasure: unitOfMeasure ?? item.unitOfMeasure,
-        reorderPoint: reorderPoint ?? item.reorderPoint,
-      });
-      reevaluateLevels(state, state.levelsByItem.get(key), occurredAt);
+      const item = requireRow(state.items.get(tenantId, itemId), event.type, `catalog item ${tenantId}/${itemId}`);
+      item.name = name ?? item.name;
+      item.unitOfMeasure = unitOfMeasure ?? item.unitOfMeasure;
+      item.reorderPoint = reorderPoint ?? item.reorderPoint;
+      state.items.touch(item);
+      reevaluateLevels(state, state.levelsByItem.get(tenantId, itemId), occurredAt);
       return;
     }
     case 'CatalogItemStatusChanged': {
       const { itemId, status } = event.data;
-      const key = rowKey(tenantId, itemId);
-      const item = requireRow(state.items.get(key), event.type, `catalog item ${tenantId}/${itemId}`);
-      state.items.set(key, { ...item, status });
-      reevaluateLevels(state, state.levelsByItem.get(key), occurredAt);
+      const item = requireRow(state.items.get(tenantId, itemId), event.type, `catalog item ${tenantId}/${itemId}`);
+      item.status = status;
+      state.items.touch(item);
+      reevaluateLevels(state, state.levelsByItem.get(tenantId, itemId), occurredAt);
       return;
     }
     case 'WarehouseOpened': {
       const { warehouseId, status } = event.data;
-      const key = rowKey(tenantId, warehouseId);
-      if (state.warehouses.get(key) !== undefined) throw new ProjectionInvariantError(`warehouse ${tenantId}/${warehouseId} opened twice`);
-      state.warehouses.set(key, { tenantId, warehouseId, status });
-      reevaluateLevels(state, state.levelsByWarehouse.get(key), occurredAt);
+      if (state.warehouses.get(tenantId, warehouseId) !== undefined) throw new ProjectionInvariantError(`warehouse ${tenantId}/${warehouseId} opened twice`);
+      state.warehouses.add(tenantId, warehouseId, { tenantId, warehouseId, status, dirty: false, used: state.batch });
+      reevaluateLevels(state, state.levelsByWarehouse.get(tenantId, warehouseId), occurredAt);
       return;
     }
     case 'WarehouseStatusChanged': {
       const { warehouseId, status } = event.data;
-      const key = rowKey(tenantId, warehouseId);
-      const warehouse = requireRow(state.warehouses.get(key), event.type, `warehouse ${tenantId}/${warehouseId}`);
-      state.warehouses.set(key, { ...warehouse, status });
-      reevaluateLevels(state, state.levelsByWarehouse.get(key), occurredAt);
+      const warehouse = requireRow(state.warehouses.get(tenantId, warehouseId), event.type, `warehouse ${tenantId}/${warehouseId}`);
+      warehouse.status = status;
+      state.warehouses.touch(warehouse);
+      reevaluateLevels(state, state.levelsByWarehouse.get(tenantId, warehouseId), occurredAt);
       return;
     }
     case 'ClinicOpened': {
       const { clinicId, name, status } = event.data;
-      const key = rowKey(tenantId, clinicId);
-      const clinic = state.clinics.get(key) ?? newClinic(tenantId, clinicId);
+      const clinic = clinicOf(state, tenantId, clinicId);
       if (clinic.name !== null) throw new ProjectionInvariantError(`clinic ${tenantId}/${clinicId} opened twice`);
-      state.clinics.set(key, { ...clinic, name, status });
+      clinic.name = name;
+      clinic.status = status;
+      state.clinics.touch(clinic);
       return;
     }
     case 'ClinicRenamed':
     case 'ClinicStatusChanged': {
       const { clinicId } = event.data;
-      const key = rowKey(tenantId, clinicId);
-      const clinic = state.clinics.get(key);
+      const clinic = state.clinics.get(tenantId, clinicId);
       if (clinic?.name == null) throw new ProjectionInvariantError(`${event.type} of clinic ${tenantId}/${clinicId}, which was never opened`);
-      state.clinics.set(key, event.type === 'ClinicRenamed' ? { ...clinic, name: event.data.name } : { ...clinic, status: event.data.status });
+      if (event.type === 'ClinicRenamed') clinic.name = event.data.name;
+      else clinic.status = event.data.status;
+      state.clinics.touch(clinic);
       return;
     }
     case 'BoxRegistered': {
       const { boxId, catalogItemId, warehouseId, status, expiresOn } = event.data;
-      const key = rowKey(tenantId, boxId);
-      if (state.boxes.get(key) !== undefined) throw new ProjectionInvariantError(`box ${tenantId}/${boxId} registered twice`);
-      const box = boxState({ tenantId, boxId, catalogItemId, warehouseId, status, onHand: 0, reserved: 0, expiresOn: expiresOn ?? null });
-      state.boxes.set(key, box);
-      reevaluateLevel(state, ensureLevel(state, box.levelKey, tenantId, catalogItemId, warehouseId), occurredAt);
+      if (state.boxes.get(tenantId, boxId) !== undefined) throw new ProjectionInvariantError(`box ${tenantId}/${boxId} registered twice`);
+      const box = boxState({ tenantId, boxId, catalogItemId, warehouseId, status, onHand: 0, reserved: 0, expiresOn: expiresOn ?? null }, state.batch);
+      state.boxes.add(tenantId, boxId, box);
+      reevaluateLevel(state, state.levelOf(box), occurredAt);
       return;
     }
     case 'BoxStatusChanged':
     case 'StockMovementRecorded': {
       // The hot path of a replay (most of the log): the box and its levels change in place.
       const { boxId } = event.data;
-      const key = rowKey(tenantId, boxId);
-      const box = requireRow(state.boxes.get(key), event.type, `box ${tenantId}/${boxId}`);
+      const box = requireRow(state.boxes.get(tenantId, boxId), event.type, `box ${tenantId}/${boxId}`);
       const usableBefore = usable(box);
-      const from = ensureLevel(state, box.levelKey, tenantId, box.catalogItemId, box.warehouseId);
+      const from = state.levelOf(box);
       if (event.type === 'BoxStatusChanged') {
         box.status = event.data.status;
       } else {
@@ -123,13 +123,12 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
         box.reserved += movement.reservedDelta ?? 0;
         if (movement.type === 'transfer' && movement.toWarehouseId !== undefined && movement.toWarehouseId !== box.warehouseId) {
           box.warehouseId = movement.toWarehouseId;
-          box.levelKey = rowKey(tenantId, box.catalogItemId, box.warehouseId);
         }
-        if (movement.type === 'consume') recordConsumption(state, event.tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
+        if (movement.type === 'consume') recordConsumption(state, tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
       }
       box.expiringOn = expiringOn(box);
-      state.boxes.touch(key);
-      const to = ensureLevel(state, box.levelKey, tenantId, box.catalogItemId, box.warehouseId);
+      state.boxes.touch(box);
+      const to = state.levelOf(box);
       addAvailable(state, from, -usableBefore);
       addAvailable(state, to, usable(box));
       reevaluateLevel(state, from, occurredAt);
@@ -138,9 +137,8 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
     }
     case 'OrderDrafted': {
       const { orderId, number, clinicId } = event.data;
-      const key = rowKey(tenantId, orderId);
-      if (state.orders.get(key) !== undefined) throw new ProjectionInvariantError(`order ${tenantId}/${orderId} drafted twice`);
-      state.orders.set(key, {
+      if (state.orders.get(tenantId, orderId) !== undefined) throw new ProjectionInvariantError(`order ${tenantId}/${orderId} drafted twice`);
+      state.orders.add(tenantId, orderId, {
         tenantId,
         orderId,
         number,
@@ -152,10 +150,12 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
         dispatchedAt: null,
         deliveredAt: null,
         receivedAt: null,
+        dirty: false,
+        used: state.batch,
       });
-      const clinicKey = rowKey(tenantId, clinicId);
-      const clinic = state.clinics.get(clinicKey) ?? newClinic(tenantId, clinicId);
-      state.clinics.set(clinicKey, { ...clinic, totalOrders: clinic.totalOrders + 1 });
+      const clinic = clinicOf(state, tenantId, clinicId);
+      clinic.totalOrders += 1;
+      state.clinics.touch(clinic);
       return;
     }
     case 'OrderSubmitted':
@@ -172,8 +172,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
     case 'FulfillmentReceived':
     case 'FulfillmentClosed': {
       const { orderId } = event.data;
-      const key = rowKey(tenantId, orderId);
-      const order = { ...requireRow(state.orders.get(key), event.type, `order ${tenantId}/${orderId}`) };
+      const order = requireRow(state.orders.get(tenantId, orderId), event.type, `order ${tenantId}/${orderId}`);
       const status = orderStatusAfter(event);
       if (status !== undefined && status !== order.status) {
         changeClinicCounters(state, order, order.status, status);
@@ -185,11 +184,11 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
         order[milestoneColumn[milestone]] = occurredAt;
         recordCycleSamples(state, order, milestone, occurredAt);
       }
-      state.orders.set(key, order);
+      state.orders.touch(order);
       if (event.type === 'DeliveryExceptionRaised' || event.type === 'DeliveryExceptionResolved') {
         foldDeliveryException(state, event, order);
       } else if (event.type === 'FulfillmentReceived') {
-        state.discrepancies.set(key, {
+        state.discrepancies.set(rowKey(tenantId, orderId), {
           tenantId,
           orderId,
           orderNumber: order.number,
@@ -203,7 +202,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
           })),
         });
       } else if (event.type === 'FulfillmentClosed') {
-        state.discrepancies.set(key, { tenantId, orderId, orderNumber: order.number, detectedAt: occurredAt, entries: [] });
+        state.discrepancies.set(rowKey(tenantId, orderId), { tenantId, orderId, orderNumber: order.number, detectedAt: occurredAt, entries: [] });
       }
       return;
     }
@@ -217,42 +216,49 @@ function requireRow<Row>(row: Row | undefined, eventType: string, what: string):
   return row;
 }
 
-function newClinic(tenantId: string, clinicId: string): ClinicRow {
-  return { tenantId, clinicId, name: null, status: null, totalOrders: 0, pendingApprovalOrders: 0, pendingOrders: 0 };
+/** The clinic, created (unopened, no orders) when only its orders name it so far. */
+function clinicOf(state: AnalyticsState, tenantId: string, clinicId: string): ClinicState {
+  const known = state.clinics.get(tenantId, clinicId);
+  if (known !== undefined) return known;
+  const clinic: ClinicState = {
+    tenantId,
+    clinicId,
+    name: null,
+    status: null,
+    totalOrders: 0,
+    pendingApprovalOrders: 0,
+    pendingOrders: 0,
+    dirty: false,
+    used: state.batch,
+  };
+  state.clinics.add(tenantId, clinicId, clinic);
+  return clinic;
 }
 
-function ensureLevel(state: AnalyticsState, key: string, tenantId: string, catalogItemId: string, warehouseId: string): string {
-  if (state.levels.has(key)) return key;
-  return indexLevel(state, { tenantId, catalogItemId, warehouseId, available: 0, detectedAt: null, priority: null }, true);
-}
-
-function addAvailable(state: AnalyticsState, key: string, delta: number): void {
+function addAvailable(state: AnalyticsState, level: LevelState, delta: number): void {
   if (delta === 0) return;
-  const level = requireRow(state.levels.get(key), 'stock change', `stock level ${key.replaceAll('\u0000', '/')}`);
   level.available += delta;
-  state.levels.touch(key);
+  state.levels.touch(level);
 }
 
 /**
  * LOW_STOCK of each level after an event that changed its boxes, its item or its warehouse: a
  * level that becomes low takes the event's time, one that stays low keeps its time.
  */
-function reevaluateLevels(state: AnalyticsState, keys: Iterable<string> | undefined, occurredAt: string): void {
-  for (const key of keys ?? []) reevaluateLevel(state, key, occurredAt);
+function reevaluateLevels(state: AnalyticsState, levels: Iterable<LevelState> | undefined, occurredAt: string): void {
+  for (const level of levels ?? []) reevaluateLevel(state, level, occurredAt);
 }
 
-function reevaluateLevel(state: AnalyticsState, key: string, occurredAt: string): void {
-  const level = state.levels.get(key);
-  if (level === undefined) return;
-  const item = state.items.get(level.itemKey);
-  const warehouse = state.warehouses.get(level.warehouseKey);
+function reevaluateLevel(state: AnalyticsState, level: LevelState, occurredAt: string): void {
+  const item = state.items.get(level.tenantId, level.catalogItemId);
+  const warehouse = state.warehouses.get(level.tenantId, level.warehouseId);
   const low = item?.status === 'active' && warehouse?.status === 'active' && level.available < item.reorderPoint;
   const detectedAt = low ? (level.detectedAt ?? occurredAt) : null;
   const priority = low ? lowStockPriority(level.available) : null;
   if (detectedAt === level.detectedAt && priority === level.priority) return;
   level.detectedAt = detectedAt;
   level.priority = priority;
-  state.levels.touch(key);
+  state.levels.touch(level);
 }
 
 /** The UTC day of an isoTimestamp (always `YYYY-MM-DDTHH:mm:ss.sssZ`): its first ten characters. */
@@ -262,16 +268,27 @@ function dayOf(instant: string): string {
 
 function recordConsumption(state: AnalyticsState, tenantId: string, catalogItemId: string, movementOccurredAt: string, quantity: number): void {
   // A consume movement of an item not yet defined is not counted (it has no unit of measure).
-  const item = state.items.get(rowKey(tenantId, catalogItemId));
+  const item = state.items.get(tenantId, catalogItemId);
   if (item === undefined) return;
   const day = dayOf(movementOccurredAt);
-  const key = rowKey(tenantId, catalogItemId, item.unitOfMeasure, day);
-  const entry = state.consumption.get(key);
-  if (entry === undefined) state.consumption.set(key, { tenantId, catalogItemId, unit: item.unitOfMeasure, day, quantity, movements: 1 });
-  else {
-    entry.quantity += quantity;
-    entry.movements += 1;
+  let entry = latestConsumption(state, item, day);
+  if (entry === undefined) {
+    const key = rowKey(tenantId, catalogItemId, item.unitOfMeasure, day);
+    entry = state.consumption.get(key);
+    if (entry === undefined) {
+      entry = { tenantId, catalogItemId, unit: item.unitOfMeasure, day, quantity: 0, movements: 0, batch: state.batch };
+      state.consumption.set(key, entry);
+    }
+    state.latestConsumption.set(item, entry);
   }
+  entry.quantity += quantity;
+  entry.movements += 1;
+}
+
+/** The item's latest entry of this batch when it is the one of `day` and the item's unit. */
+function latestConsumption(state: AnalyticsState, item: ItemState, day: string) {
+  const entry = state.latestConsumption.get(item);
+  return entry !== undefined && entry.batch === state.batch && entry.day === day && entry.unit === item.unitOfMeasure ? entry : undefined;
 }
 
 /** A stage sample for each stage that `milestone` ends and whose start the order has reached. */
@@ -292,16 +309,13 @@ function recordCycleSamples(state: AnalyticsState, order: OrderRow, milestone: C
   }
 }
 
-function changeClinicCounters(state: AnalyticsState, order: OrderRow, from: OrderStatus, to: OrderStatus): void {
-  const key = rowKey(order.tenantId, order.clinicId);
-  const clinic = requireRow(state.clinics.get(key), 'order status change', `clinic ${order.tenantId}/${order.clinicId}`);
+function changeClinicCounters(state: AnalyticsState, order: OrderState, from: OrderStatus, to: OrderStatus): void {
+  const clinic = requireRow(state.clinics.get(order.tenantId, order.clinicId), 'order status change', `clinic ${order.tenantId}/${order.clinicId}`);
   const pendingApproval = (status: OrderStatus): number => (status === 'pending_approval' ? 1 : 0);
   const pending = (status: OrderStatus): number => (pendingOrderStatuses.includes(status) ? 1 : 0);
-  state.clinics.set(key, {
-    ...clinic,
-    pendingApprovalOrders: clinic.pendingApprovalOrders + pendingApproval(to) - pendingApproval(from),
-    pendingOrders: clinic.pendingOrders + pending(to) - pending(from),
-  });
+  clinic.pendingApprovalOrders += pendingApproval(to) - pendingApproval(from);
+  clinic.pendingOrders += pending(to) - pending(from);
+  state.clinics.touch(clinic);
 }
 
 function foldDeliveryException(

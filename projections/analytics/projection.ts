@@ -1,6 +1,7 @@
 import { RebuildSlot, type Projection } from '../../src/projecting/projection.js';
 import { foldEvent } from './fold.js';
-import { AnalyticsState, loadTouchedState } from './loadState.js';
+import { loadTouchedState } from './loadState.js';
+import { AnalyticsState } from './state.js';
 import { analyticsTables } from './tables.js';
 import { writeState } from './writeState.js';
 
@@ -11,10 +12,9 @@ import { writeState } from './writeState.js';
  *
  * A batch loads the rows its events touch (a few queries, whatever the batch size), folds the
  * events in log order in memory, and writes each table back with one multi-row statement. A
- * rebuild keeps the rows between batches and reads only those it has not seen yet.
+ * rebuild keeps the rows between batches (at most `rowsKept` a table, the least recently used go
+ * first) and reads only those it does not hold.
  */
-
-const rebuildState = new RebuildSlot(() => new AnalyticsState());
 
 const handledEvents = [
   'CatalogItemDefined',
@@ -44,17 +44,23 @@ const handledEvents = [
   'FulfillmentClosed',
 ] as const;
 
+/** The analytics projection; `rowsKept` bounds a rebuild's memory (rows a table), small in tests. */
+export function createAnalyticsProjection(options: { readonly rowsKept?: number } = {}): Projection {
+  const rebuildState = new RebuildSlot(() => new AnalyticsState(options.rowsKept));
+  return {
+    name: 'analytics',
+    version: 1,
+    tables: analyticsTables,
+    handles: handledEvents,
+    apply: async (events, context) => {
+      const state = context.rebuild?.get(rebuildState) ?? new AnalyticsState(options.rowsKept);
+      await loadTouchedState(events, state, context);
+      for (const event of events) foldEvent(event, state);
+      await writeState(state, context);
+      state.settle();
+    },
+  };
+}
+
 /** The figures of src/analytics/definitions.ts, kept per tenant from the events alone. */
-export const analyticsProjection: Projection = {
-  name: 'analytics',
-  version: 1,
-  tables: analyticsTables,
-  handles: handledEvents,
-  apply: async (events, context) => {
-    const state = context.rebuild?.get(rebuildState) ?? new AnalyticsState();
-    await loadTouchedState(events, state, context);
-    for (const event of events) foldEvent(event, state);
-    await writeState(state, context);
-    state.settle();
-  },
-};
+export const analyticsProjection: Projection = createAnalyticsProjection();

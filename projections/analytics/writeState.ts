@@ -1,7 +1,7 @@
 import type { QuerySqlToken } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
 import type { ProjectionContext, TableResolver } from '../../src/projecting/projection.js';
-import type { AnalyticsState } from './loadState.js';
+import type { AnalyticsState } from './state.js';
 import type { DeliveryExceptionRow } from './schema.js';
 
 /** One statement per table the batch changed (two for the tables it deletes from). */
@@ -11,7 +11,7 @@ export async function writeState(state: AnalyticsState, { db, table }: Projectio
 
 function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlToken[] {
   const statements: QuerySqlToken[] = [];
-  const items = state.items.changed();
+  const items = state.items.changed;
   if (items.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_items')} (tenant_id, item_id, name, unit_of_measure, reorder_point, status)
@@ -23,7 +23,7 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
       SET name = excluded.name, unit_of_measure = excluded.unit_of_measure, reorder_point = excluded.reorder_point, status = excluded.status
     `);
   }
-  const warehouses = state.warehouses.changed();
+  const warehouses = state.warehouses.changed;
   if (warehouses.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_warehouses')} (tenant_id, warehouse_id, status)
@@ -34,7 +34,7 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
       ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET status = excluded.status
     `);
   }
-  const clinics = state.clinics.changed();
+  const clinics = state.clinics.changed;
   if (clinics.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_clinics')} (tenant_id, clinic_id, name, status, total_orders, pending_approval_orders, pending_orders)
@@ -47,7 +47,7 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
         pending_approval_orders = excluded.pending_approval_orders, pending_orders = excluded.pending_orders
     `);
   }
-  const boxes = state.boxes.changed();
+  const boxes = state.boxes.changed;
   if (boxes.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_boxes')} (tenant_id, box_id, catalog_item_id, warehouse_id, status, on_hand, reserved, expires_on, expiring_on)
@@ -60,7 +60,7 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
         expiring_on = excluded.expiring_on
     `);
   }
-  const levels = state.levels.changed();
+  const levels = state.levels.changed;
   if (levels.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_stock_levels')} (tenant_id, catalog_item_id, warehouse_id, available, detected_at, priority)
@@ -72,7 +72,7 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
       SET available = excluded.available, detected_at = excluded.detected_at, priority = excluded.priority
     `);
   }
-  const orders = state.orders.changed();
+  const orders = state.orders.changed;
   if (orders.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_orders')} (
