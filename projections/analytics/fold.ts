@@ -113,6 +113,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
       // The hot path of a replay (most of the log): the box and its levels change in place.
       const { boxId } = event.data;
       const box = requireRow(state.boxes.get(tenantId, boxId), event.type, `box ${tenantId}/${boxId}`);
+      box.used = state.batch;
       const usableBefore = usable(box);
       const from = state.levelOf(box);
       if (event.type === 'BoxStatusChanged') {
@@ -173,6 +174,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
     case 'FulfillmentClosed': {
       const { orderId } = event.data;
       const order = requireRow(state.orders.get(tenantId, orderId), event.type, `order ${tenantId}/${orderId}`);
+      order.used = state.batch;
       const status = orderStatusAfter(event);
       if (status !== undefined && status !== order.status) {
         changeClinicCounters(state, order, order.status, status);
@@ -219,7 +221,10 @@ function requireRow<Row>(row: Row | undefined, eventType: string, what: string):
 /** The clinic, created (unopened, no orders) when only its orders name it so far. */
 function clinicOf(state: AnalyticsState, tenantId: string, clinicId: string): ClinicState {
   const known = state.clinics.get(tenantId, clinicId);
-  if (known !== undefined) return known;
+  if (known !== undefined) {
+    known.used = state.batch;
+    return known;
+  }
   const clinic: ClinicState = {
     tenantId,
     clinicId,
@@ -313,6 +318,7 @@ function changeClinicCounters(state: AnalyticsState, order: OrderState, from: Or
   const clinic = requireRow(state.clinics.get(order.tenantId, order.clinicId), 'order status change', `clinic ${order.tenantId}/${order.clinicId}`);
   const pendingApproval = (status: OrderStatus): number => (status === 'pending_approval' ? 1 : 0);
   const pending = (status: OrderStatus): number => (pendingOrderStatuses.includes(status) ? 1 : 0);
+  clinic.used = state.batch;
   clinic.pendingApprovalOrders += pendingApproval(to) - pendingApproval(from);
   clinic.pendingOrders += pending(to) - pending(from);
   state.clinics.touch(clinic);
@@ -326,8 +332,16 @@ function foldDeliveryException(
   const { tenantId } = event;
   const { orderId, exceptionId } = event.data;
   const key = rowKey(tenantId, orderId, exceptionId);
-  const open = state.exceptions.get(key)?.open ?? null;
   const ids = [tenantId, orderId, exceptionId] as const;
+  if (state.complete && !state.exceptions.has(key)) {
+    // Nothing was read: the state keeps the open exceptions itself.
+    const before = state.openExceptions.get(key);
+    if (before !== undefined) {
+      state.exceptions.set(key, { ids, open: before });
+      state.exceptionsBefore.add(key);
+    }
+  }
+  const open = state.exceptions.get(key)?.open ?? null;
   if (event.type === 'DeliveryExceptionRaised') {
     if (open !== null) throw new ProjectionInvariantError(`exception ${exceptionId} of order ${tenantId}/${orderId} raised twice`);
     const raised = { tenantId, orderId, exceptionId, orderNumber: order.number, reasonCode: event.data.reasonCode, detectedAt: event.occurredAt };

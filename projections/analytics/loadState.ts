@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from '../../src/platform/sql.js';
 import type { ProjectedEvent, ProjectionContext } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
@@ -151,6 +152,8 @@ function scan(events: readonly ProjectedEvent[], state: AnalyticsState): Wanted 
  * the delivery exceptions; then the items and warehouses of all those levels.
  */
 export async function loadTouchedState(events: readonly ProjectedEvent[], state: AnalyticsState, { db, table }: ProjectionContext): Promise<void> {
+  // The state holds every row there is: nothing to read, not even to look for.
+  if (state.complete) return;
   const wanted = scan(events, state);
   const { batch } = state;
 
@@ -260,4 +263,19 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
     `);
     for (const row of rows) state.warehouses.keep(row.tenantId, row.warehouseId, { ...row, dirty: false, used: batch });
   }
+}
+
+/**
+ * Whether the tables the state reads are empty (a rebuild's first batch): the state then holds
+ * every row there is for as long as it drops none.
+ */
+export async function tablesEmpty({ db, table }: ProjectionContext): Promise<boolean> {
+  return db.oneFirst(sql.type(z.object({ empty: z.boolean() }))`
+    SELECT NOT (
+      EXISTS (SELECT FROM ${table('analytics_items')}) OR EXISTS (SELECT FROM ${table('analytics_warehouses')})
+      OR EXISTS (SELECT FROM ${table('analytics_clinics')}) OR EXISTS (SELECT FROM ${table('analytics_boxes')})
+      OR EXISTS (SELECT FROM ${table('analytics_stock_levels')}) OR EXISTS (SELECT FROM ${table('analytics_orders')})
+      OR EXISTS (SELECT FROM ${table('analytics_delivery_exceptions')})
+    ) AS empty
+  `);
 }

@@ -1,6 +1,6 @@
 import { RebuildSlot, type Projection } from '../../src/projecting/projection.js';
 import { foldEvent } from './fold.js';
-import { loadTouchedState } from './loadState.js';
+import { loadTouchedState, tablesEmpty } from './loadState.js';
 import { AnalyticsState } from './state.js';
 import { analyticsTables } from './tables.js';
 import { writeState } from './writeState.js';
@@ -13,7 +13,8 @@ import { writeState } from './writeState.js';
  * A batch loads the rows its events touch (a few queries, whatever the batch size), folds the
  * events in log order in memory, and writes each table back with one multi-row statement. A
  * rebuild keeps the rows between batches (at most `rowsKept` a table, the least recently used go
- * first) and reads only those it does not hold.
+ * first) and reads only those it does not hold; while it holds every row (it began on empty tables
+ * and has dropped none) it reads nothing.
  */
 
 const handledEvents = [
@@ -53,7 +54,10 @@ export function createAnalyticsProjection(options: { readonly rowsKept?: number 
     tables: analyticsTables,
     handles: handledEvents,
     apply: async (events, context) => {
-      const state = context.rebuild?.get(rebuildState) ?? new AnalyticsState(options.rowsKept);
+      const kept = context.rebuild?.get(rebuildState);
+      const state = kept ?? new AnalyticsState(options.rowsKept);
+      // A rebuild's memory is new: it began with the generation (empty tables) or after a failed batch.
+      if (kept !== undefined && state.batch === 1) state.complete = await tablesEmpty(context);
       await loadTouchedState(events, state, context);
       for (const event of events) foldEvent(event, state);
       await writeState(state, context);

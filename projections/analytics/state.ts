@@ -168,6 +168,13 @@ export class AnalyticsState {
   cycles = new Map<string, CycleDelta>();
   /** The batch being folded, counted from 1: what `used` refers to. */
   batch = 1;
+  /**
+   * The state holds every row of the tables (a rebuild that began on empty tables and has not
+   * dropped a row yet): a row it does not hold does not exist, so nothing is read. The open
+   * delivery exceptions are then kept here too.
+   */
+  complete = false;
+  readonly openExceptions = new Map<string, DeliveryExceptionRow>();
 
   // A bound below the boxes of a long log: the memory of a rebuild must not grow with the log.
   constructor(readonly rowsKept = 20_000) {}
@@ -185,7 +192,10 @@ export class AnalyticsState {
   /** The box's stock level in the state, created (at zero) if there is none. */
   levelOf(box: BoxState): LevelState {
     const known = box.level;
-    if (known !== undefined && !known.evicted && known.catalogItemId === box.catalogItemId && known.warehouseId === box.warehouseId) return known;
+    if (known !== undefined && !known.evicted && known.catalogItemId === box.catalogItemId && known.warehouseId === box.warehouseId) {
+      known.used = this.batch;
+      return known;
+    }
     const { tenantId, catalogItemId, warehouseId } = box;
     const level =
       this.levels.get(tenantId, levelId(catalogItemId, warehouseId)) ??
@@ -197,15 +207,25 @@ export class AnalyticsState {
   /** After the batch is written: the per-batch changes go, the rows stay up to the bound. */
   settle(): void {
     for (const table of [this.items, this.warehouses, this.clinics, this.boxes, this.levels, this.orders] as Table<Kept>[]) table.settle();
-    this.clinics.evict(this.rowsKept);
-    this.boxes.evict(this.rowsKept);
-    this.orders.evict(this.rowsKept);
-    for (const level of this.levels.evict(this.rowsKept)) this.forgetLevel(level);
+    if (this.complete) {
+      for (const [key, exception] of this.exceptions) {
+        if (exception.open === null) this.openExceptions.delete(key);
+        else this.openExceptions.set(key, exception.open);
+      }
+    }
+    const dropped: Kept[] = [...this.clinics.evict(this.rowsKept), ...this.boxes.evict(this.rowsKept), ...this.orders.evict(this.rowsKept)];
+    for (const level of this.levels.evict(this.rowsKept)) dropped.push(this.forgetLevel(level));
     for (const item of this.items.evict(this.rowsKept)) {
-      for (const level of [...(this.levelsByItem.get(item.tenantId, item.itemId) ?? [])]) this.forgetLevel(level);
+      dropped.push(item);
+      for (const level of [...(this.levelsByItem.get(item.tenantId, item.itemId) ?? [])]) dropped.push(this.forgetLevel(level));
     }
     for (const warehouse of this.warehouses.evict(this.rowsKept)) {
-      for (const level of [...(this.levelsByWarehouse.get(warehouse.tenantId, warehouse.warehouseId) ?? [])]) this.forgetLevel(level);
+      dropped.push(warehouse);
+      for (const level of [...(this.levelsByWarehouse.get(warehouse.tenantId, warehouse.warehouseId) ?? [])]) dropped.push(this.forgetLevel(level));
+    }
+    if (this.complete && (dropped.length > 0 || this.openExceptions.size > this.rowsKept)) {
+      this.complete = false;
+      this.openExceptions.clear();
     }
     this.exceptions = new Map();
     this.exceptionsBefore = new Set();
@@ -215,11 +235,12 @@ export class AnalyticsState {
     this.batch += 1;
   }
 
-  private forgetLevel(level: LevelState): void {
+  private forgetLevel(level: LevelState): LevelState {
     level.evicted = true;
     this.levels.remove(level.tenantId, level.id);
     this.levelsByItem.remove(level.tenantId, level.catalogItemId, level);
     this.levelsByWarehouse.remove(level.tenantId, level.warehouseId, level);
+    return level;
   }
 }
 
