@@ -39,6 +39,8 @@ const milestoneColumn = {
  * state is dropped with it (a live batch's is its own; a rebuild forgets its memory).
  */
 export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
+  // Most of the log: tested before the switch compares the type with every case before it.
+  if (event.type === 'StockMovementRecorded') return foldBoxChange(event, state);
   const { tenantId, occurredAt } = event;
   switch (event.type) {
     case 'CatalogItemDefined': {
@@ -109,33 +111,8 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
       return;
     }
     case 'BoxStatusChanged':
-    case 'StockMovementRecorded': {
-      // The hot path of a replay (most of the log): the box and its levels change in place.
-      const { boxId } = event.data;
-      const box = requireRow(state.boxes.get(tenantId, boxId), event.type, `box ${tenantId}/${boxId}`);
-      box.used = state.batch;
-      const usableBefore = usable(box);
-      const from = state.levelOf(box);
-      if (event.type === 'BoxStatusChanged') {
-        box.status = event.data.status;
-      } else {
-        const movement = event.data;
-        box.onHand += movement.quantityDelta;
-        box.reserved += movement.reservedDelta ?? 0;
-        if (movement.type === 'transfer' && movement.toWarehouseId !== undefined && movement.toWarehouseId !== box.warehouseId) {
-          box.warehouseId = movement.toWarehouseId;
-        }
-        if (movement.type === 'consume') recordConsumption(state, tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
-      }
-      box.expiringOn = expiringOn(box);
-      state.boxes.touch(box);
-      const to = state.levelOf(box);
-      addAvailable(state, from, -usableBefore);
-      addAvailable(state, to, usable(box));
-      reevaluateLevel(state, from, occurredAt);
-      if (to !== from) reevaluateLevel(state, to, occurredAt);
+      foldBoxChange(event, state);
       return;
-    }
     case 'OrderDrafted': {
       const { orderId, number, clinicId } = event.data;
       if (state.orders.get(tenantId, orderId) !== undefined) throw new ProjectionInvariantError(`order ${tenantId}/${orderId} drafted twice`);
@@ -213,6 +190,34 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
   }
 }
 
+/** A box's movement or status change: the hot path of a replay; the box and its levels change in place. */
+function foldBoxChange(event: Extract<ProjectedEvent, { type: 'BoxStatusChanged' | 'StockMovementRecorded' }>, state: AnalyticsState): void {
+  const { tenantId, occurredAt } = event;
+  const { boxId } = event.data;
+  const box = requireRow(state.boxes.get(tenantId, boxId), event.type, `box ${tenantId}/${boxId}`);
+  box.used = state.batch;
+  const usableBefore = usable(box);
+  const from = state.levelOf(box);
+  if (event.type === 'BoxStatusChanged') {
+    box.status = event.data.status;
+  } else {
+    const movement = event.data;
+    box.onHand += movement.quantityDelta;
+    box.reserved += movement.reservedDelta ?? 0;
+    if (movement.type === 'transfer' && movement.toWarehouseId !== undefined && movement.toWarehouseId !== box.warehouseId) {
+      box.warehouseId = movement.toWarehouseId;
+    }
+    if (movement.type === 'consume') recordConsumption(state, tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
+  }
+  box.expiringOn = expiringOn(box);
+  state.boxes.touch(box);
+  const to = state.levelOf(box);
+  addAvailable(state, from, -usableBefore);
+  addAvailable(state, to, usable(box));
+  reevaluateLevel(state, from, occurredAt);
+  if (to !== from) reevaluateLevel(state, to, occurredAt);
+}
+
 function requireRow<Row>(row: Row | undefined, eventType: string, what: string): Row {
   if (row === undefined) throw new ProjectionInvariantError(`${eventType} of ${what}, which does not exist`);
   return row;
@@ -255,8 +260,8 @@ function reevaluateLevels(state: AnalyticsState, levels: Iterable<LevelState> | 
 }
 
 function reevaluateLevel(state: AnalyticsState, level: LevelState, occurredAt: string): void {
-  const item = state.items.get(level.tenantId, level.catalogItemId);
-  const warehouse = state.warehouses.get(level.tenantId, level.warehouseId);
+  const item = level.item ?? (level.item = state.items.get(level.tenantId, level.catalogItemId));
+  const warehouse = level.warehouse ?? (level.warehouse = state.warehouses.get(level.tenantId, level.warehouseId));
   const low = item?.status === 'active' && warehouse?.status === 'active' && level.available < item.reorderPoint;
   const detectedAt = low ? (level.detectedAt ?? occurredAt) : null;
   const priority = low ? lowStockPriority(level.available) : null;

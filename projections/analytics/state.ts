@@ -12,8 +12,12 @@ export type ItemState = ItemRow & Kept;
 export type WarehouseState = WarehouseRow & Kept;
 export type ClinicState = ClinicRow & Kept;
 export type OrderState = OrderRow & Kept;
-/** `id` is the level's key within its tenant (levelId); `evicted` once the state let it go. */
-export type LevelState = StockLevelRow & Kept & { readonly id: string; evicted: boolean };
+/**
+ * `id` is the level's key within its tenant (levelId); `evicted` once the state let it go; `item`
+ * and `warehouse` as last found (an item or warehouse leaves the state only with its levels).
+ */
+export type LevelState = StockLevelRow &
+  Kept & { readonly id: string; evicted: boolean; item: ItemState | undefined; warehouse: WarehouseState | undefined };
 /**
  * `level`: the box's stock level as last resolved (a reference instead of a key looked up at every
  * movement); levelOf checks it still belongs to the state.
@@ -181,7 +185,8 @@ export class AnalyticsState {
 
   /** A stock level read from the table or created by the batch. */
   keepLevel(row: StockLevelRow, created: boolean): LevelState {
-    const level: LevelState = { ...row, id: levelId(row.catalogItemId, row.warehouseId), evicted: false, dirty: false, used: this.batch };
+    const id = levelId(row.catalogItemId, row.warehouseId);
+    const level: LevelState = { ...row, id, evicted: false, item: undefined, warehouse: undefined, dirty: false, used: this.batch };
     if (created) this.levels.add(row.tenantId, level.id, level);
     else this.levels.keep(row.tenantId, level.id, level);
     this.levelsByItem.add(row.tenantId, row.catalogItemId, level);
