@@ -46,7 +46,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
     case 'CatalogItemDefined': {
       const { itemId, name, unitOfMeasure, reorderPoint, status } = event.data;
       if (state.items.get(tenantId, itemId) !== undefined) throw new ProjectionInvariantError(`catalog item ${tenantId}/${itemId} defined twice`);
-      state.items.add(tenantId, itemId, { tenantId, itemId, name, unitOfMeasure, reorderPoint, status, dirty: false, used: state.batch });
+      state.items.add(tenantId, itemId, { tenantId, itemId, name, unitOfMeasure, reorderPoint, status, changedIn: 0, used: state.batch });
       reevaluateLevels(state, state.levelsByItem.get(tenantId, itemId), occurredAt);
       return;
     }
@@ -71,7 +71,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
     case 'WarehouseOpened': {
       const { warehouseId, status } = event.data;
       if (state.warehouses.get(tenantId, warehouseId) !== undefined) throw new ProjectionInvariantError(`warehouse ${tenantId}/${warehouseId} opened twice`);
-      state.warehouses.add(tenantId, warehouseId, { tenantId, warehouseId, status, dirty: false, used: state.batch });
+      state.warehouses.add(tenantId, warehouseId, { tenantId, warehouseId, status, changedIn: 0, used: state.batch });
       reevaluateLevels(state, state.levelsByWarehouse.get(tenantId, warehouseId), occurredAt);
       return;
     }
@@ -128,7 +128,7 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
         dispatchedAt: null,
         deliveredAt: null,
         receivedAt: null,
-        dirty: false,
+        changedIn: 0,
         used: state.batch,
       });
       const clinic = clinicOf(state, tenantId, clinicId);
@@ -206,6 +206,7 @@ function foldBoxChange(event: Extract<ProjectedEvent, { type: 'BoxStatusChanged'
     box.reserved += movement.reservedDelta ?? 0;
     if (movement.type === 'transfer' && movement.toWarehouseId !== undefined && movement.toWarehouseId !== box.warehouseId) {
       box.warehouseId = movement.toWarehouseId;
+      box.level = undefined;
     }
     if (movement.type === 'consume') recordConsumption(state, tenantId, movement.catalogItemId, movement.occurredAt, -movement.quantityDelta);
   }
@@ -238,7 +239,7 @@ function clinicOf(state: AnalyticsState, tenantId: string, clinicId: string): Cl
     totalOrders: 0,
     pendingApprovalOrders: 0,
     pendingOrders: 0,
-    dirty: false,
+    changedIn: 0,
     used: state.batch,
   };
   state.clinics.add(tenantId, clinicId, clinic);

@@ -24,7 +24,7 @@ class Missing {
 }
 
 /** Marks the row used by this batch, or notes it to be read when the state does not hold it. */
-function need(table: Table<{ dirty: boolean; used: number }>, missing: Missing, tenantId: string, id: string, batch: number): void {
+function need(table: Table<{ changedIn: number; used: number }>, missing: Missing, tenantId: string, id: string, batch: number): void {
   const row = table.get(tenantId, id);
   if (row !== undefined) row.used = batch;
   else missing.add(tenantId, id);
@@ -61,7 +61,7 @@ function needLevel(state: AnalyticsState, wanted: Wanted, tenantId: string, cata
 
 function needBoxLevel(state: AnalyticsState, wanted: Wanted, box: BoxState): void {
   const level = box.level;
-  if (level !== undefined && !level.evicted && level.catalogItemId === box.catalogItemId && level.warehouseId === box.warehouseId) level.used = state.batch;
+  if (level !== undefined && !level.evicted) level.used = state.batch;
   else needLevel(state, wanted, box.tenantId, box.catalogItemId, box.warehouseId);
 }
 
@@ -176,7 +176,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
       WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest(wanted.orders.pairs(), ['text', 'text'])})
     `);
     for (const row of rows) {
-      state.orders.keep(row.tenantId, row.orderId, { ...row, dirty: false, used: batch });
+      state.orders.keep(row.tenantId, row.orderId, { ...row, changedIn: 0, used: batch });
       need(state.clinics, wanted.clinics, row.tenantId, row.clinicId, batch);
     }
   }
@@ -230,7 +230,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
       FROM ${table('analytics_clinics')}
       WHERE (tenant_id, clinic_id) IN (SELECT * FROM ${sql.unnest(wanted.clinics.pairs(), ['text', 'text'])})
     `);
-    for (const row of rows) state.clinics.keep(row.tenantId, row.clinicId, { ...row, dirty: false, used: batch });
+    for (const row of rows) state.clinics.keep(row.tenantId, row.clinicId, { ...row, changedIn: 0, used: batch });
   }
   if (wanted.exceptions.size > 0) {
     const rows = await db.any(sql.type(deliveryExceptionRow)`
@@ -253,7 +253,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
       FROM ${table('analytics_items')}
       WHERE (tenant_id, item_id) IN (SELECT * FROM ${sql.unnest(wanted.items.pairs(), ['text', 'text'])})
     `);
-    for (const row of rows) state.items.keep(row.tenantId, row.itemId, { ...row, dirty: false, used: batch });
+    for (const row of rows) state.items.keep(row.tenantId, row.itemId, { ...row, changedIn: 0, used: batch });
   }
   if (wanted.warehouses.size > 0) {
     const rows = await db.any(sql.type(warehouseRow)`
@@ -261,7 +261,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
       FROM ${table('analytics_warehouses')}
       WHERE (tenant_id, warehouse_id) IN (SELECT * FROM ${sql.unnest(wanted.warehouses.pairs(), ['text', 'text'])})
     `);
-    for (const row of rows) state.warehouses.keep(row.tenantId, row.warehouseId, { ...row, dirty: false, used: batch });
+    for (const row of rows) state.warehouses.keep(row.tenantId, row.warehouseId, { ...row, changedIn: 0, used: batch });
   }
 }
 

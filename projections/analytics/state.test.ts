@@ -10,7 +10,7 @@ const box = (state: AnalyticsState, boxId: string, catalogItemId: string) => {
 };
 const level = (catalogItemId: string) => ({ tenantId, catalogItemId, warehouseId: 'wh_1', available: 0, detectedAt: null, priority: null });
 const item = (state: AnalyticsState, itemId: string) =>
-  state.items.keep(tenantId, itemId, { tenantId, itemId, name: itemId, unitOfMeasure: 'unit', reorderPoint: 1, status: 'active', dirty: false, used: state.batch });
+  state.items.keep(tenantId, itemId, { tenantId, itemId, name: itemId, unitOfMeasure: 'unit', reorderPoint: 1, status: 'active', changedIn: 0, used: state.batch });
 
 describe('AnalyticsState', () => {
   it('over its bound drops the least recently used rows, down to three quarters of the bound', () => {

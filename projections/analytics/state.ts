@@ -2,11 +2,11 @@ import { expiryIgnoredBoxStatuses, type CycleStage } from '../../src/analytics/d
 import type { BoxRow, ClinicRow, DeliveryExceptionRow, ItemRow, OrderRow, StockLevelRow, WarehouseRow } from './schema.js';
 
 /**
- * What the state keeps beside each row's columns: whether the batch changed it (then it is in its
- * table's `changed` list) and the batch that last used it (the least recently used go first when a
- * table is over its bound).
+ * What the state keeps beside each row's columns: the batch that last changed it (this batch: it
+ * is in its table's `changed` list; a stamp, so that nothing is reset after a write) and the batch
+ * that last used it (the least recently used go first when a table is over its bound).
  */
-type Kept = { dirty: boolean; used: number };
+type Kept = { changedIn: number; used: number };
 
 export type ItemState = ItemRow & Kept;
 export type WarehouseState = WarehouseRow & Kept;
@@ -20,7 +20,7 @@ export type LevelState = StockLevelRow &
   Kept & { readonly id: string; evicted: boolean; item: ItemState | undefined; warehouse: WarehouseState | undefined };
 /**
  * `level`: the box's stock level as last resolved (a reference instead of a key looked up at every
- * movement); levelOf checks it still belongs to the state.
+ * movement); levelOf checks it still belongs to the state, and a transfer clears it.
  */
 export type BoxState = BoxRow & Kept & { expiringOn: string | null; level: LevelState | undefined };
 
@@ -57,6 +57,8 @@ export function levelId(catalogItemId: string, warehouseId: string): string {
 export class Table<Row extends Kept> {
   private readonly byTenant = new Map<string, Map<string, Row>>();
   private count = 0;
+  /** The batch being folded, as changedIn counts it (from 1, as AnalyticsState.batch). */
+  private batch = 1;
   changed: Row[] = [];
 
   get size(): number {
@@ -83,14 +85,14 @@ export class Table<Row extends Kept> {
 
   /** The row was changed in place. */
   touch(row: Row): void {
-    if (row.dirty) return;
-    row.dirty = true;
+    if (row.changedIn === this.batch) return;
+    row.changedIn = this.batch;
     this.changed.push(row);
   }
 
-  /** After the batch is written: nothing is dirty. */
+  /** After the batch is written: the next batch begins with nothing changed. */
   settle(): void {
-    for (const row of this.changed) row.dirty = false;
+    this.batch += 1;
     this.changed = [];
   }
 
@@ -186,7 +188,7 @@ export class AnalyticsState {
   /** A stock level read from the table or created by the batch. */
   keepLevel(row: StockLevelRow, created: boolean): LevelState {
     const id = levelId(row.catalogItemId, row.warehouseId);
-    const level: LevelState = { ...row, id, evicted: false, item: undefined, warehouse: undefined, dirty: false, used: this.batch };
+    const level: LevelState = { ...row, id, evicted: false, item: undefined, warehouse: undefined, changedIn: 0, used: this.batch };
     if (created) this.levels.add(row.tenantId, level.id, level);
     else this.levels.keep(row.tenantId, level.id, level);
     this.levelsByItem.add(row.tenantId, row.catalogItemId, level);
@@ -197,7 +199,7 @@ export class AnalyticsState {
   /** The box's stock level in the state, created (at zero) if there is none. */
   levelOf(box: BoxState): LevelState {
     const known = box.level;
-    if (known !== undefined && !known.evicted && known.catalogItemId === box.catalogItemId && known.warehouseId === box.warehouseId) {
+    if (known !== undefined && !known.evicted) {
       known.used = this.batch;
       return known;
     }
@@ -250,7 +252,7 @@ export class AnalyticsState {
 }
 
 export function boxState(box: BoxRow, batch: number): BoxState {
-  return { ...box, expiringOn: expiringOn(box), level: undefined, dirty: false, used: batch };
+  return { ...box, expiringOn: expiringOn(box), level: undefined, changedIn: 0, used: batch };
 }
 
 /** The expiry date while the box counts for EXPIRING_STOCK, else null. */
