@@ -38,17 +38,22 @@ describe('the projection reader (real Postgres)', () => {
     }
   });
 
-  test('given the same read twice, then it runs as one named prepared statement of the connection', async () => {
+  test('given the same read three times, then it runs as one named prepared statement of the connection, planned once (generic plan)', async () => {
     const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
     try {
-      await rowsOf(reader);
-      await rowsOf(reader);
+      // With a parameter, as every read has: Postgres plans a statement without any always once.
+      const parameterised = sql.fragment`n <= ${3}`;
+      for (let i = 0; i < 3; i += 1) expect(await rowsOf(reader, parameterised)).toHaveLength(3);
       const prepared = await reader.rows(
-        sql.type(z.object({ name: z.string(), statement: z.string() }))`SELECT name, statement FROM pg_prepared_statements ORDER BY name`,
+        sql.type(z.object({ name: z.string(), statement: z.string(), genericPlans: z.bigint(), customPlans: z.bigint() }))`
+          SELECT name, statement, generic_plans AS "genericPlans", custom_plans AS "customPlans" FROM pg_prepared_statements ORDER BY name
+        `,
       );
       const reads = prepared.filter((statement) => statement.statement.includes('generate_series'));
       expect(reads).toHaveLength(1);
       expect(reads[0]?.name).toMatch(/^projection_read_\d+$/);
+      // Left to choose, Postgres plans a parameterised LIMIT or guard anew on every execution.
+      expect(reads[0]).toMatchObject({ genericPlans: 3n, customPlans: 0n });
     } finally {
       await reader.close();
     }
