@@ -24,7 +24,8 @@ const balanceColumns = sql.fragment`
  */
 export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
   const none = sql.fragment``;
-  return db.rows(sql.type(boxBalanceRow)`
+  return db.rows(
+    sql.type(boxBalanceRow)`
     SELECT ${balanceColumns}
     FROM read_models.boxes
     WHERE tenant_id = ${tenantId} ${guardCondition(page.guard)}
@@ -33,8 +34,14 @@ export async function listBalances(db: RowReader, tenantId: string, page: Balanc
       ${page.warehouseId === undefined ? none : sql.fragment`AND warehouse_id = ${page.warehouseId}`}
     ORDER BY box_id
     LIMIT ${page.limit + 1}
-  `);
+  `,
+    { fromColumns: balanceOfColumns },
+  );
 }
+
+/** A row of `balanceColumns`, from its values in that order. */
+const balanceOfColumns = ([boxId, catalogItemId, warehouseId, onHand, reserved, available]: readonly unknown[]): BoxBalance =>
+  ({ boxId, catalogItemId, warehouseId, onHand, reserved, available }) as BoxBalance;
 
 /**
  * One box of the tenant (by id, not its printed code), or undefined. `expiresOn` goes through

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Response } from 'express';
 
 /**
@@ -10,7 +10,9 @@ import type { Response } from 'express';
  */
 export function sendJson(response: Response, status: number, body: unknown): void {
   // Encoded once: the tag, the length and the socket take the same bytes (a string would be
-  // encoded for each of them, 28 KB three times for a page of 200 balances).
+  // encoded for each of them, 28 KB three times for a page of 200 balances). A string body costs
+  // more still in the write itself: node encodes it into storage of three bytes a character
+  // (balances at -c 32: writev 147 against 99 µs a request).
   const bytes = Buffer.from(JSON.stringify(body), 'utf8');
   const method = response.req.method;
   if (method === 'GET' || method === 'HEAD') {
@@ -30,7 +32,7 @@ export function sendJson(response: Response, status: number, body: unknown): voi
 
 /** A strong entity tag over the UTF-8 bytes of the body: equal bytes, equal tag. */
 export function strongEtag(bytes: Uint8Array): string {
-  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+  return `"${hash('sha256', bytes, 'base64url')}"`;
 }
 
 /**

@@ -73,6 +73,32 @@ describe('the projection reader (real Postgres)', () => {
     }
   });
 
+  test('given rows built from their columns, then they are the rows the columns name; a builder that mixes up columns is refused when rows are checked', async () => {
+    const checking = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: true });
+    const trusting = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
+    const query = sql.type(row)`
+      SELECT n, 'row ' || n AS label, timestamptz '2026-01-05 10:00:00.5+02' AS at, CASE WHEN n = 2 THEN 'second' END AS note
+      FROM generate_series(1::int8, 3::int8) AS n ORDER BY n
+    `;
+    type Row = z.infer<typeof row>;
+    const fromColumns = ([n, label, at, note]: readonly unknown[]) => ({ n, label, at, note }) as Row;
+    const mixedUp = ([n, label, at, note]: readonly unknown[]) => ({ n, label: at, at: label, note }) as Row;
+    try {
+      for (const reader of [checking, trusting]) {
+        expect(await reader.rows(query, { nullMeansAbsent: true, fromColumns })).toEqual([
+          { n: 1n, label: 'row 1', at: '2026-01-05T08:00:00.500Z' },
+          { n: 2n, label: 'row 2', at: '2026-01-05T08:00:00.500Z', note: 'second' },
+          { n: 3n, label: 'row 3', at: '2026-01-05T08:00:00.500Z' },
+        ]);
+      }
+      await expect(checking.rows(query, { fromColumns: mixedUp })).rejects.toThrow(/is not the row they name/);
+      await expect(checking.rows(query, { fromColumns: ([n]: readonly unknown[]) => ({ n }) as Row })).rejects.toThrow(/is not the row they name/);
+    } finally {
+      await checking.close();
+      await trusting.close();
+    }
+  });
+
   test('given a guard that fails, then the statement is refused before any row, even one that matches nothing', async () => {
     const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: true });
     try {
