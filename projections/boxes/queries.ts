@@ -1,6 +1,6 @@
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { RowReader } from '../../src/platform/projectionReader.js';
-import { sql } from '../../src/platform/sql.js';
+import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
 import { boxBalanceRow, boxRow, type Box, type BoxBalance } from './schema.js';
@@ -23,19 +23,45 @@ const balanceColumns = sql.fragment`
  * so that the caller knows whether another page exists.
  */
 export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
+  const { afterBoxId = null, catalogItemId = null, warehouseId = null } = page;
+  const statement = balanceStatement(page.guard, { after: afterBoxId !== null, catalogItem: catalogItemId !== null, warehouse: warehouseId !== null });
+  return db.rows(statement({ tenantId, afterBoxId, catalogItemId, warehouseId, limit: page.limit + 1 }), { fromColumns: balanceOfColumns });
+}
+
+type BalanceFilters = { readonly after: boolean; readonly catalogItem: boolean; readonly warehouse: boolean };
+const balanceParameters = ['tenantId', 'afterBoxId', 'catalogItemId', 'warehouseId', 'limit'] as const;
+type BalanceStatement = ReturnType<typeof balanceListTemplate>;
+
+/**
+ * The balance page statement for a guard (one per cached key) and the filters in use, built once:
+ * its text never changes, only the values do.
+ */
+const balanceStatements = new WeakMap<object, Map<string, BalanceStatement>>();
+const unguarded = {};
+
+function balanceStatement(guard: FragmentSqlToken | undefined, filters: BalanceFilters): BalanceStatement {
+  let byFilters = balanceStatements.get(guard ?? unguarded);
+  if (byFilters === undefined) balanceStatements.set(guard ?? unguarded, (byFilters = new Map()));
+  const key = `${Number(filters.after)}${Number(filters.catalogItem)}${Number(filters.warehouse)}`;
+  let statement = byFilters.get(key);
+  if (statement === undefined) byFilters.set(key, (statement = balanceListTemplate(guard, filters)));
+  return statement;
+}
+
+function balanceListTemplate(guard: FragmentSqlToken | undefined, filters: BalanceFilters) {
   const none = sql.fragment``;
-  return db.rows(
-    sql.type(boxBalanceRow)`
+  return statementTemplate(
+    balanceParameters,
+    (parameter) => sql.type(boxBalanceRow)`
     SELECT ${balanceColumns}
     FROM read_models.boxes
-    WHERE tenant_id = ${tenantId} ${guardCondition(page.guard)}
-      ${page.afterBoxId === undefined ? none : sql.fragment`AND box_id > ${page.afterBoxId}`}
-      ${page.catalogItemId === undefined ? none : sql.fragment`AND catalog_item_id = ${page.catalogItemId}`}
-      ${page.warehouseId === undefined ? none : sql.fragment`AND warehouse_id = ${page.warehouseId}`}
+    WHERE tenant_id = ${parameter.tenantId} ${guardCondition(guard)}
+      ${filters.after ? sql.fragment`AND box_id > ${parameter.afterBoxId}` : none}
+      ${filters.catalogItem ? sql.fragment`AND catalog_item_id = ${parameter.catalogItemId}` : none}
+      ${filters.warehouse ? sql.fragment`AND warehouse_id = ${parameter.warehouseId}` : none}
     ORDER BY box_id
-    LIMIT ${page.limit + 1}
+    LIMIT ${parameter.limit}
   `,
-    { fromColumns: balanceOfColumns },
   );
 }
 

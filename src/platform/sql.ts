@@ -10,3 +10,25 @@ export const sql = createSqlTag({
     void: z.object({}).strict(),
   },
 });
+
+/** The values a statement template is bound to, by parameter name. */
+export type TemplateValues<Names extends string> = Readonly<Record<Names, string | number | boolean | null>>;
+
+/**
+ * A statement of constant text, built once with the `sql` tag and then bound to each call's
+ * values, instead of being built again (fragments, placeholders, text) on every call: `build` gets
+ * a stand-in for each named parameter, and binding puts each call's value where its stand-in was.
+ * Values that `build` wrote itself (a fragment's own) stay as they are. A stand-in holds a NUL,
+ * which no text value of Postgres can, so it is never taken for a value.
+ */
+export function statementTemplate<Names extends string, Query extends { readonly values: readonly unknown[] }>(
+  names: readonly Names[],
+  build: (parameters: Readonly<Record<Names, string>>) => Query,
+): (values: TemplateValues<Names>) => Query {
+  const standIn = (name: string): string => `\u0000parameter:${name}\u0000`;
+  const nameOf = new Map(names.map((name) => [standIn(name), name]));
+  const token = build(Object.fromEntries(names.map((name) => [name, standIn(name)])) as Record<Names, string>);
+  const slots = token.values.map((value) => (typeof value === 'string' ? nameOf.get(value) : undefined));
+  const constants = token.values;
+  return (values) => ({ ...token, values: slots.map((name, index) => (name === undefined ? constants[index] : values[name])) });
+}
