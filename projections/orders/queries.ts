@@ -1,6 +1,8 @@
+import type { FragmentSqlToken } from 'slonik';
+import type { z } from 'zod';
 import type { OrderStatus } from '../../src/events/index.js';
 import type { RowReader } from '../../src/platform/projectionReader.js';
-import { sql } from '../../src/platform/sql.js';
+import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
 import { orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
@@ -18,18 +20,43 @@ export type ListOrdersOptions = ReadGuard & {
  */
 export async function listOrders(db: RowReader, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
   const { afterSeq = 0n, limit, status } = options;
-  const rows = await db.rows(sql.type(orderListRow)`
+  const statement = orderListStatement(options.guard, status !== undefined);
+  const rows = await db.rows(statement({ tenantId, status: status ?? null, afterSeq, limit: limit + 1 }), { fromColumns: orderListRowOfColumns });
+  return rows.map(({ seq, ...item }) => ({ seq, item }));
+}
+
+type OrderListStatement = ReturnType<typeof orderListTemplate>;
+
+/** The order list statement for a guard (one per cached key), with or without the status filter, built once. */
+const orderListStatements = new WeakMap<object, OrderListStatement[]>();
+const unguarded = {};
+
+function orderListStatement(guard: FragmentSqlToken | undefined, byStatus: boolean): OrderListStatement {
+  let statements = orderListStatements.get(guard ?? unguarded);
+  if (statements === undefined) orderListStatements.set(guard ?? unguarded, (statements = []));
+  const index = Number(byStatus);
+  return (statements[index] ??= orderListTemplate(guard, byStatus));
+}
+
+function orderListTemplate(guard: FragmentSqlToken | undefined, byStatus: boolean) {
+  return statementTemplate(
+    ['tenantId', 'status', 'afterSeq', 'limit'] as const,
+    (parameter) => sql.type(orderListRow)`
     SELECT creation_seq AS seq, order_id AS "orderId", number, type, status, requester_id AS "requesterId",
       clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version
     FROM read_models.orders
-    WHERE tenant_id = ${tenantId} ${guardCondition(options.guard)}
-      ${status === undefined ? sql.fragment`` : sql.fragment`AND status = ${status}`}
-      AND creation_seq > ${afterSeq}
+    WHERE tenant_id = ${parameter.tenantId} ${guardCondition(guard)}
+      ${byStatus ? sql.fragment`AND status = ${parameter.status}` : sql.fragment``}
+      AND creation_seq > ${parameter.afterSeq}
     ORDER BY creation_seq
-    LIMIT ${limit + 1}
-  `);
-  return rows.map(({ seq, ...item }) => ({ seq, item }));
+    LIMIT ${parameter.limit}
+  `,
+  );
 }
+
+/** A row of the order list statement, from its values in column order. */
+const orderListRowOfColumns = ([seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version]: readonly unknown[]) =>
+  ({ seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version }) as z.infer<typeof orderListRow>;
 
 /**
  * One order with its lines (in their original order) and approval plan; line cost only with

@@ -12,7 +12,7 @@ export const sql = createSqlTag({
 });
 
 /** The values a statement template is bound to, by parameter name. */
-export type TemplateValues<Names extends string> = Readonly<Record<Names, string | number | boolean | null>>;
+export type TemplateValues<Names extends string> = Readonly<Record<Names, string | number | bigint | boolean | null>>;
 
 /**
  * A statement of constant text, built once with the `sql` tag and then bound to each call's
