@@ -21,7 +21,7 @@ export type TemplateValues<Names extends string> = Readonly<Record<Names, string
  * Values that `build` wrote itself (a fragment's own) stay as they are. A stand-in holds a NUL,
  * which no text value of Postgres can, so it is never taken for a value.
  */
-export function statementTemplate<Names extends string, Query extends { readonly values: readonly unknown[] }>(
+export function statementTemplate<Names extends string, Query extends { readonly sql: string; readonly values: readonly unknown[] }>(
   names: readonly Names[],
   build: (parameters: Readonly<Record<Names, string>>) => Query,
 ): (values: TemplateValues<Names>) => Query {
@@ -30,5 +30,19 @@ export function statementTemplate<Names extends string, Query extends { readonly
   const token = build(Object.fromEntries(names.map((name) => [name, standIn(name)])) as Record<Names, string>);
   const slots = token.values.map((value) => (typeof value === 'string' ? nameOf.get(value) : undefined));
   const constants = token.values;
-  return (values) => ({ ...token, values: slots.map((name, index) => (name === undefined ? constants[index] : values[name])) });
+  const kept = { ...token, sql: sharedText(token.sql) };
+  return (values) => ({ ...kept, values: slots.map((name, index) => (name === undefined ? constants[index] : values[name])) });
+}
+
+/**
+ * One copy of each statement text that templates hold: a template made for each cached key (its
+ * guard's values are constants of the template) keeps the text every other key's template has.
+ */
+const statementTexts = new Map<string, string>();
+
+function sharedText(text: string): string {
+  const known = statementTexts.get(text);
+  if (known !== undefined) return known;
+  statementTexts.set(text, text);
+  return text;
 }
