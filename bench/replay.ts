@@ -14,7 +14,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { readModelSchema } from '../src/projecting/generations.js';
-import { replayProjections } from '../src/projecting/replay.js';
+import { defaultReplayParallelism, replayProjections } from '../src/projecting/replay.js';
 import { createBenchDatabase, megabytes, note, positiveInteger, round, seedBenchHistory, historyParamsOf } from './benchSupport.js';
 import { copyChunks, renderCopyChunk, type CopyChunk } from './copyBaseline.js';
 import type { BenchResult } from './run.js';
@@ -47,7 +47,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       seed: { type: 'string', default: '7' },
       batch: { type: 'string', default: '5000' },
       // Side-by-side projections; the pool below has 4 connections.
-      parallel: { type: 'string', default: String(Math.min(3, availableParallelism())) },
+      parallel: { type: 'string', default: String(Math.min(3, defaultReplayParallelism(availableParallelism()))) },
       strict: { type: 'boolean', default: false },
       single: { type: 'boolean', default: false },
       // Fixed by default so that every run replays the same history.

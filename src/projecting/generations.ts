@@ -126,13 +126,12 @@ export function deferredIndexStatements(projection: Projection, schemaName: stri
 }
 
 /**
- * Statistics for a generation's tables, so that the planner's first plans after the switch are
- * made on its data (without them, a page of orders bitmap-scans and sorts the tenant's whole table).
+ * ANALYZE of one table of a generation: statistics for its tables, so that the planner's first
+ * plans after the switch are made on its data (without them, a page of orders bitmap-scans and
+ * sorts the tenant's whole table).
  */
-export async function analyzeGeneration(db: CommonQueryMethods, projection: Projection, schemaName: string): Promise<void> {
-  for (const definition of projection.tables) {
-    await db.query(sql.typeAlias('void')`ANALYZE ${sql.identifier([schemaName, definition.name])}`);
-  }
+export function analyzeStatement(schemaName: string, table: string) {
+  return sql.typeAlias('void')`ANALYZE ${sql.identifier([schemaName, table])}`;
 }
 
 /** Points the projection's views in read_models at a generation's tables. */

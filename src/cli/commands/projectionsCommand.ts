@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { allProjections, projectionsNamed } from '../../../projections/index.js';
 import { openServices } from '../../main/services.js';
 import { bulkLoadOf } from '../../projecting/bulkLoad.js';
-import { replayProjections } from '../../projecting/replay.js';
+import { defaultReplayParallelism, replayProjections } from '../../projecting/replay.js';
 import { projectionsReport, ProjectionsWaitTimeout, waitForProjections } from '../../projecting/status.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
@@ -51,8 +51,8 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       const projections = projectionsFromOption(names);
       const services = await openServices(config, logger, clock);
       // PGlite runs one transaction at a time: side-by-side projections would only queue there.
-      const cores = services.database.kind === 'pglite' ? 1 : availableParallelism();
-      const parallelism = integerOption(values.parallel, 'parallel', { min: 1, max: 16 }, Math.min(cores, projections.length));
+      const lanes = services.database.kind === 'pglite' ? 1 : defaultReplayParallelism(availableParallelism());
+      const parallelism = integerOption(values.parallel, 'parallel', { min: 1, max: 16 }, Math.min(lanes, projections.length));
       const batchSize = integerOption(values.batch, 'batch', { min: 1, max: 100_000 }, 5000);
       const bar = createProgressBar('replay', 'events', true);
       let started = false;
