@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { sql } from '../platform/sql.js';
+import { driverText, sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
 import { eventTuple, recordedEventReader } from './postgresLogQueries.js';
 
@@ -128,11 +128,6 @@ const comma = 0x2c;
 const openingBracket = 0x5b;
 const closingBracket = 0x5d;
 const backslash = 0x5c;
-
-/** A fragment's text with pg's placeholders, as slonik's own executeQuery renders it for the driver. */
-function driverText(fragment: { readonly sql: string }): string {
-  return fragment.sql.replaceAll('$slonik_', '$');
-}
 
 function toBatch(events: readonly RecordedEvent[]): LogBatch {
   const last = events.at(-1);

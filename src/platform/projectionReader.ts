@@ -3,6 +3,7 @@ import type { CommonQueryMethods, QuerySqlToken } from 'slonik';
 import type { z } from 'zod';
 import { typeParsers, withUtcSession, type DatabaseKind } from './db.js';
 import type { Logger } from './logger.js';
+import { driverText } from './sql.js';
 
 /** Reads rows of a statement built with the `sql` tag. */
 export type RowReader = {
@@ -88,8 +89,7 @@ export function createProjectionReader(connectionUri: string, options: Projectio
   const statementOf = (slonikText: string): { readonly text: string; readonly name?: string } => {
     const known = statements.get(slonikText);
     if (known !== undefined) return known;
-    // slonik writes its placeholders as $slonik_N and rewrites them to $N before it runs a statement.
-    const text = slonikText.replaceAll('$slonik_', '$');
+    const text = driverText({ sql: slonikText });
     const named = kind === 'postgres' && statements.size < maxNamedStatements;
     const statement = named ? { text, name: `projection_read_${statements.size + 1}` } : { text };
     statements.set(slonikText, statement);

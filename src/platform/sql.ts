@@ -11,6 +11,15 @@ export const sql = createSqlTag({
   },
 });
 
+/**
+ * A token's text with pg's placeholders (`$1`…), as slonik's own executeQuery renders it for its
+ * driver (slonik writes `$slonik_1`…): for the statements that run on a raw pg client (COPY, the
+ * projection reader's named statements), still built with the `sql` tag.
+ */
+export function driverText(token: { readonly sql: string }): string {
+  return token.sql.replaceAll('$slonik_', '$');
+}
+
 /** The values a statement template is bound to, by parameter name. */
 export type TemplateValues<Names extends string> = Readonly<Record<Names, string | number | bigint | boolean | null>>;
 

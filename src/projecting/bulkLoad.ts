@@ -4,7 +4,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
-import { sql } from '../platform/sql.js';
+import { driverText, sql } from '../platform/sql.js';
 import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { copyText } from './copyText.js';
 import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver } from './generations.js';
@@ -139,9 +139,4 @@ function isRefusal(error: unknown): boolean {
 
 function run(client: pg.Client, statement: { readonly sql: string; readonly values: readonly unknown[] }): Promise<pg.QueryResult> {
   return client.query(driverText(statement), [...statement.values]);
-}
-
-/** A fragment's text with pg's placeholders, as slonik's own executeQuery renders it for the driver. */
-function driverText(fragment: { readonly sql: string }): string {
-  return fragment.sql.replaceAll('$slonik_', '$');
 }
