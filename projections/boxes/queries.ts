@@ -2,7 +2,7 @@ import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
-import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
+import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
 import { boxBalanceRow, boxRow, type Box, type BoxBalance } from './schema.js';
 
 export type BalancePage = ReadGuard & {
@@ -30,23 +30,12 @@ export async function listBalances(db: RowReader, tenantId: string, page: Balanc
 
 type BalanceFilters = { readonly after: boolean; readonly catalogItem: boolean; readonly warehouse: boolean };
 const balanceParameters = ['tenantId', 'afterBoxId', 'catalogItemId', 'warehouseId', 'limit'] as const;
-type BalanceStatement = ReturnType<typeof balanceListTemplate>;
 
-/**
- * The balance page statement for a guard (one per cached key) and the filters in use, built once:
- * its text never changes, only the values do.
- */
-const balanceStatements = new WeakMap<object, Map<string, BalanceStatement>>();
-const unguarded = {};
-
-function balanceStatement(guard: FragmentSqlToken | undefined, filters: BalanceFilters): BalanceStatement {
-  let byFilters = balanceStatements.get(guard ?? unguarded);
-  if (byFilters === undefined) balanceStatements.set(guard ?? unguarded, (byFilters = new Map()));
-  const key = `${Number(filters.after)}${Number(filters.catalogItem)}${Number(filters.warehouse)}`;
-  let statement = byFilters.get(key);
-  if (statement === undefined) byFilters.set(key, (statement = balanceListTemplate(guard, filters)));
-  return statement;
-}
+/** The balance page statement for a guard and the filters in use, built once. */
+const balanceStatement = statementsByGuard(
+  balanceListTemplate,
+  (filters: BalanceFilters) => `${Number(filters.after)}${Number(filters.catalogItem)}${Number(filters.warehouse)}`,
+);
 
 function balanceListTemplate(guard: FragmentSqlToken | undefined, filters: BalanceFilters) {
   const none = sql.fragment``;

@@ -4,7 +4,7 @@ import type { OrderStatus } from '../../src/events/index.js';
 import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
-import { guardCondition, type ReadGuard } from '../shared/readGuard.js';
+import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
 import { orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
 
 export type ListOrdersOptions = ReadGuard & {
@@ -25,18 +25,8 @@ export async function listOrders(db: RowReader, tenantId: string, options: ListO
   return rows.map(({ seq, ...item }) => ({ seq, item }));
 }
 
-type OrderListStatement = ReturnType<typeof orderListTemplate>;
-
-/** The order list statement for a guard (one per cached key), with or without the status filter, built once. */
-const orderListStatements = new WeakMap<object, OrderListStatement[]>();
-const unguarded = {};
-
-function orderListStatement(guard: FragmentSqlToken | undefined, byStatus: boolean): OrderListStatement {
-  let statements = orderListStatements.get(guard ?? unguarded);
-  if (statements === undefined) orderListStatements.set(guard ?? unguarded, (statements = []));
-  const index = Number(byStatus);
-  return (statements[index] ??= orderListTemplate(guard, byStatus));
-}
+/** The order list statement for a guard, with or without the status filter, built once. */
+const orderListStatement = statementsByGuard(orderListTemplate, (byStatus: boolean) => String(byStatus));
 
 function orderListTemplate(guard: FragmentSqlToken | undefined, byStatus: boolean) {
   return statementTemplate(
