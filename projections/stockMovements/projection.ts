@@ -10,7 +10,7 @@ import {
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 
-/** The columns of a movement row, in the order of movementRow's values, with their types for unnest. */
+/** The columns of a movement row, in the order of movementRows' values, with their types for unnest. */
 const movementColumns = [
   ['tenant_id', 'text'],
   ['movement_id', 'text'],
@@ -104,7 +104,7 @@ export const stockMovementsProjection: Projection = {
 
 /**
  * A plain INSERT, not ON CONFLICT DO NOTHING plus a row count: this table takes most rows of a
- * rebuild, and the speculative insertion costs about 15 % more; the primary key still refuses a
+ * rebuild, and the speculative insertion costs about 15 % more; the unique key still refuses a
  * repeated movement id, which then dead-letters.
  */
 async function insertMovements({ db, table }: ProjectionContext, rows: readonly (readonly BulkValue[])[]): Promise<void> {

@@ -283,15 +283,15 @@ class Lanes {
   }
 
   /** Runs `work` for every item, at most `parallelism` at once; every one ends before a failure is thrown. */
-  async each<T>(targets: readonly T[], work: (target: T) => Promise<void>): Promise<void> {
+  async each<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
     let next = 0;
     const worker = async () => {
-      for (let index = next++; index < targets.length; index = next++) {
-        const target = targets[index];
-        if (target !== undefined) await work(target);
+      for (let index = next++; index < items.length; index = next++) {
+        const item = items[index];
+        if (item !== undefined) await work(item);
       }
     };
-    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.parallelism, targets.length) }, worker));
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.parallelism, items.length) }, worker));
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
