@@ -10,20 +10,36 @@ import { logStart, type LogHead, type LogPosition, type ReadAllResult, type Reco
  */
 
 /**
- * Events travel as ONE json document per read: an array of positional arrays. Node then parses a
- * batch with one native JSON.parse instead of decoding, type-parsing and zod-checking every row
- * (the hot path of catch-up and replay); toRecordedEvent checks each element's shape instead.
- * Timestamps are formatted by Postgres (ISO 8601, UTC, milliseconds truncated as elsewhere).
+ * Events travel as ONE JSON text per read: an array of positional arrays. Node then parses a batch
+ * with one native JSON.parse instead of decoding, type-parsing and zod-checking every row (the hot
+ * path of catch-up and replay); toRecordedEvent checks each element's shape instead. Timestamps
+ * are formatted by Postgres (ISO 8601, UTC, milliseconds truncated as elsewhere).
  */
-const eventBatch = z.object({ events: z.unknown() });
+const eventBatch = z.object({ events: z.string() });
 
-export const eventTuple = sql.fragment`
-  json_build_array(
-    transaction_id::text, global_position, stream_name, stream_revision, event_id, event_type, schema_version, tenant_id,
-    to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    data
-  )
+/**
+ * A text column as a JSON string: quoted as it stands unless it holds a character JSON must escape
+ * (a quote, a backslash, a control character); only such a value goes through to_json.
+ */
+function jsonString(column: string) {
+  const value = sql.identifier([column]);
+  // The pattern's SQL text is [[:cntrl:]"\\] (the backslash escaped for the regular expression).
+  return sql.fragment`CASE WHEN ${value} ~ '[[:cntrl:]"\\\\]' THEN to_json(${value})::text ELSE '"' || ${value} || '"' END`;
+}
+
+const isoTimestamp = (column: string) => sql.fragment`to_char(${sql.identifier([column])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * One event as the JSON text of an array: [tx, seq, streamName, streamRevision, eventId, type,
+ * schemaVersion, tenantId, occurredAt, recordedAt, data]. Put together by concatenation rather
+ * than json_build_array, which costs Postgres twice as much for the same text (the whole 1M-event
+ * log: 10.2 s of backend CPU against 4.9 s). Numbers, the event id (a uuid) and the payload (jsonb)
+ * are valid JSON as Postgres writes them; the other texts are quoted by jsonString.
+ */
+export const eventLine = sql.fragment`
+  '["' || transaction_id || '",' || global_position || ',' || ${jsonString('stream_name')} || ',' || stream_revision
+  || ',"' || event_id || '",' || ${jsonString('event_type')} || ',' || schema_version || ',' || ${jsonString('tenant_id')}
+  || ',"' || ${isoTimestamp('occurred_at')} || '","' || ${isoTimestamp('recorded_at')} || '",' || data || ']'
 `;
 
 const headRow = z.object({
@@ -39,7 +55,7 @@ export async function readLog(db: CommonQueryMethods, from: LogPosition, maxCoun
   }
   // One event more than asked tells whether anything is visible past the batch.
   const batch = await db.one(sql.type(eventBatch)`
-    SELECT coalesce(json_agg(${eventTuple} ORDER BY transaction_id, global_position), '[]') AS events
+    SELECT coalesce('[' || string_agg(${eventLine}, ',' ORDER BY transaction_id, global_position) || ']', '[]') AS events
     FROM (
       SELECT * FROM events
       WHERE (transaction_id, global_position) > (${from.tx.toString()}::xid8, ${from.seq})
@@ -48,7 +64,7 @@ export async function readLog(db: CommonQueryMethods, from: LogPosition, maxCoun
       LIMIT ${maxCount + 1}
     ) AS events
   `);
-  const all = toRecordedEvents(batch.events);
+  const all = toRecordedEvents(JSON.parse(batch.events));
   const atHead = all.length <= maxCount;
   const events = atHead ? all : all.slice(0, maxCount);
   const last = events.at(-1);
@@ -68,10 +84,10 @@ export async function hasEventsBeyondHorizon(db: CommonQueryMethods): Promise<bo
  */
 export async function readStreamEvents(db: CommonQueryMethods, streamName: string): Promise<RecordedEvent[]> {
   const batch = await db.one(sql.type(eventBatch)`
-    SELECT coalesce(json_agg(${eventTuple} ORDER BY stream_revision), '[]') AS events
+    SELECT coalesce('[' || string_agg(${eventLine}, ',' ORDER BY stream_revision) || ']', '[]') AS events
     FROM events WHERE stream_id = (SELECT stream_id FROM streams WHERE stream_name = ${streamName})
   `);
-  return toRecordedEvents(batch.events);
+  return toRecordedEvents(JSON.parse(batch.events));
 }
 
 /** The count is exact, so it scans the visible log (an index-only scan once vacuumed). */
@@ -106,7 +122,7 @@ export async function streamNamesWithPrefix(db: CommonQueryMethods, prefix: stri
   return [...names];
 }
 
-/** The events of a JSON array of eventTuple arrays (readLog's batches, streamLog's lines). */
+/** The events of a JSON array of eventLine arrays (readLog's batches, streamLog's lines). */
 export function toRecordedEvents(value: unknown): RecordedEvent[] {
   if (!Array.isArray(value)) throw new TypeError('an event batch is a JSON array');
   const read = recordedEventReader();
@@ -119,7 +135,7 @@ export function toRecordedEvents(value: unknown): RecordedEvent[] {
 const sharedStringsLimit = 4096;
 
 /**
- * Turns eventTuple arrays, in log order, into events: one object an event, which is also the shape a
+ * Turns eventLine arrays, in log order, into events: one object an event, which is also the shape a
  * projection reads (ProjectedEvent is a subset of its fields), so that a trusted replay hands it on
  * as it is. Strings that repeat from event to event (transaction id, type, tenant, recordedAt of one
  * transaction) are kept once: fewer live strings for the garbage collector to move while batches

@@ -90,7 +90,7 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
     if (!store.streamAll) throw new Error('no streamAll');
     const copying = () =>
       database.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
-        SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%COPY (%TO STDOUT%'
+        SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%COPY (%'
       `);
     for await (const batch of store.streamAll(logStart, 5)) {
       expect(batch.events).toHaveLength(5);
@@ -117,6 +117,33 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
     expect(streamedEvents).toEqual(expected);
     expect(streamedEvents.filter((event) => event.type === 'WorkspaceCreated').map((event) => (event.data as { name: string }).name)).toEqual([0, 1, 2].map(long));
   });
+});
+
+describe('text that JSON must escape, in the columns eventLine quotes itself', () => {
+  test.each(['postgres', 'pglite'] as const)('stream names and tenant ids with quotes, backslashes and control characters come through whole (%s)', async (kind) => {
+    const database = kind === 'postgres' ? await createPostgresTestDatabase() : await createPgliteTestDatabase();
+    const store = createPostgresEventStore({ pool: database.pool, kind, logger: silentLogger, connectionUri: database.url });
+    try {
+      const awkward = ['plain', 'q"uote', 'back\\slash', 'tab\there', 'new\nline', 'Zürich 🦷', '\u0001start'];
+      const names = awkward.map((name, index) => `clinic-${name}-${index}`);
+      await store.appendMany(
+        awkward.map((name, index) => ({
+          streamName: names[index] ?? '',
+          expectedRevision: 'any' as const,
+          events: [{ ...clinicEvent(index, 'x'), tenantId: `ws_${name}` }],
+        })),
+      );
+      await visible(store, awkward.length);
+      const paged = await readAllOf(store, logStart, 2);
+      expect(paged.map((event) => event.streamName)).toEqual(names);
+      expect(paged.map((event) => event.tenantId)).toEqual(awkward.map((name) => `ws_${name}`));
+      expect((await store.readStream(names[1] ?? '')).map((event) => event.streamName)).toEqual([names[1]]);
+      if (store.streamAll) expect((await streamed(store, logStart, 3)).flatMap((batch) => batch.events)).toEqual(paged);
+    } finally {
+      await store.close();
+      await database.close();
+    }
+  }, 60_000);
 });
 
 describe('on PGlite', () => {

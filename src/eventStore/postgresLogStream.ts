@@ -2,13 +2,13 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { driverText, sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
-import { eventTuple, recordedEventReader } from './postgresLogQueries.js';
+import { eventLine, recordedEventReader } from './postgresLogQueries.js';
 
 /**
  * The log read as a stream: `COPY (SELECT …) TO STDOUT` on a pg client of its own, one event a
- * line (the JSON array readLog builds; Node parses the lines of each chunk it receives with one
- * native JSON.parse: Node, not Postgres, is the busier side of a replay), cut into batches here. No
- * per-batch index descent, aggregation or round trip.
+ * line (eventLine, the arrays readLog's batches hold; Node parses the lines of each chunk it
+ * receives with one native JSON.parse), cut into batches here. No per-batch index descent,
+ * aggregation or round trip.
  *
  * One COPY covers a segment of `segmentBatches` batches, each in a snapshot of its own: a snapshot
  * held for the whole log would keep Postgres from pruning the row versions a rebuild leaves behind
@@ -36,7 +36,7 @@ export async function* streamLog(
   try {
     const copy = driverText(sql.fragment`
       COPY (
-        SELECT ${eventTuple}
+        SELECT ${eventLine}
         FROM events
         WHERE (transaction_id, global_position) > (current_setting('supply.log_stream_from_tx')::xid8, current_setting('supply.log_stream_from_seq')::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
