@@ -1,5 +1,6 @@
-import type { QuerySqlToken, ValueExpression } from 'slonik';
+import type { QuerySqlToken } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
+import { recordset } from '../shared/recordset.js';
 import type { ProjectionContext, TableResolver } from '../../src/projecting/projection.js';
 import type { AnalyticsState } from './state.js';
 import type { DeliveryExceptionRow } from './schema.js';
@@ -176,13 +177,4 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
     }
   }
   return statements;
-}
-
-/**
- * The rows of a hot table's write as one json parameter (json_to_recordset reads them): the
- * native JSON.stringify instead of an array parameter a column, which pg serialises value by
- * value in JavaScript (the costliest step of a rebuild's writes).
- */
-function recordset(rows: readonly Record<string, string | number | null>[]): ValueExpression {
-  return sql.fragment`${JSON.stringify(rows)}::json`;
 }

@@ -1,6 +1,7 @@
 import { sql } from '../../src/platform/sql.js';
 import { expectRowCount, type Projection, type ProjectedEvent, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+import { recordset } from '../shared/recordset.js';
 
 type BoxRecord = {
   tenantId: string;
@@ -98,41 +99,32 @@ export const boxesProjection: Projection = {
 
     const created = boxes.created;
     if (created.length > 0) {
-      // text[] cannot travel through unnest (it would flatten a 2-D array): serials go as JSON.
       // ON CONFLICT + row count: a box registered again in a later batch is dead-lettered by name.
+      const rows = created.map((b) => ({
+        t: b.tenantId,
+        b: b.boxId,
+        c: b.code,
+        i: b.catalogItemId,
+        w: b.warehouseId,
+        s: b.status,
+        l: b.lot,
+        n: b.serials,
+        e: b.expiresOn,
+        o: b.originType,
+        f: b.originReference,
+        h: b.onHand,
+        r: b.reserved,
+        g: b.registeredAt,
+        u: b.updatedAt,
+      }));
       const result = await db.query(sql.typeAlias('void')`
         INSERT INTO ${table('boxes')} (
           tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
           origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
         )
-        SELECT r.tenant_id, r.box_id, r.code, r.catalog_item_id, r.warehouse_id, r.status, r.lot,
-          CASE WHEN r.serials IS NULL THEN NULL
-            ELSE ARRAY(SELECT s.serial FROM jsonb_array_elements_text(r.serials) WITH ORDINALITY AS s(serial, n) ORDER BY s.n)
-          END,
-          r.expires_on, r.origin_type, r.origin_reference, r.on_hand, r.reserved, r.registered_at, r.updated_at
-        FROM ${sql.unnest(
-          created.map((b) => [
-            b.tenantId,
-            b.boxId,
-            b.code,
-            b.catalogItemId,
-            b.warehouseId,
-            b.status,
-            b.lot,
-            b.serials === null ? null : JSON.stringify(b.serials),
-            b.expiresOn,
-            b.originType,
-            b.originReference,
-            b.onHand,
-            b.reserved,
-            b.registeredAt,
-            b.updatedAt,
-          ]),
-          ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'jsonb', 'date', 'text', 'text', 'int8', 'int8', 'timestamptz', 'timestamptz'],
-        )} AS r(
-          tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
-          origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
-        )
+        SELECT t, b, c, i, w, s, l, n, e, o, f, h, r, g, u
+        FROM json_to_recordset(${recordset(rows)})
+          AS x(t text, b text, c text, i text, w text, s text, l text, n text[], e date, o text, f text, h int8, r int8, g timestamptz, u timestamptz)
         ON CONFLICT (tenant_id, box_id) DO NOTHING
       `);
       expectRowCount('box registration (already registered?)', result.rowCount, created.length);
@@ -140,16 +132,13 @@ export const boxesProjection: Projection = {
 
     const patches = boxes.patches;
     if (patches.length > 0) {
+      const rows = patches.map((p) => ({ t: p.tenantId, b: p.boxId, h: p.onHandDelta, r: p.reservedDelta, w: p.warehouseId, s: p.status, u: p.updatedAt }));
       const result = await db.query(sql.typeAlias('void')`
         UPDATE ${table('boxes')} AS b
-        SET on_hand = b.on_hand + p.on_hand_delta, reserved = b.reserved + p.reserved_delta,
-          warehouse_id = coalesce(p.warehouse_id, b.warehouse_id), status = coalesce(p.status, b.status),
-          updated_at = p.updated_at
-        FROM ${sql.unnest(
-          patches.map((p) => [p.tenantId, p.boxId, p.onHandDelta, p.reservedDelta, p.warehouseId, p.status, p.updatedAt]),
-          ['text', 'text', 'int8', 'int8', 'text', 'text', 'timestamptz'],
-        )} AS p(tenant_id, box_id, on_hand_delta, reserved_delta, warehouse_id, status, updated_at)
-        WHERE b.tenant_id = p.tenant_id AND b.box_id = p.box_id
+        SET on_hand = b.on_hand + p.h, reserved = b.reserved + p.r,
+          warehouse_id = coalesce(p.w, b.warehouse_id), status = coalesce(p.s, b.status), updated_at = p.u
+        FROM json_to_recordset(${recordset(rows)}) AS p(t text, b text, h int8, r int8, w text, s text, u timestamptz)
+        WHERE b.tenant_id = p.t AND b.box_id = p.b
       `);
       expectRowCount('box update (box never registered?)', result.rowCount, patches.length);
     }
