@@ -75,22 +75,22 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
       INSERT INTO ${table('analytics_orders')} (
         tenant_id, order_id, number, clinic_id, status, pending_since, submitted_at, approved_at, dispatched_at, delivered_at, received_at
       )
-      SELECT * FROM ${sql.unnest(
-        orders.map((o) => [
-          o.tenantId,
-          o.orderId,
-          o.number,
-          o.clinicId,
-          o.status,
-          o.pendingSince,
-          o.submittedAt,
-          o.approvedAt,
-          o.dispatchedAt,
-          o.deliveredAt,
-          o.receivedAt,
-        ]),
-        ['text', 'text', 'int4', 'text', 'text', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz'],
-      )}
+      SELECT t, o, n, c, s, p, u, a, d, v, r
+      FROM json_to_recordset(${recordset(
+        orders.map((o) => ({
+          t: o.tenantId,
+          o: o.orderId,
+          n: o.number,
+          c: o.clinicId,
+          s: o.status,
+          p: o.pendingSince,
+          u: o.submittedAt,
+          a: o.approvedAt,
+          d: o.dispatchedAt,
+          v: o.deliveredAt,
+          r: o.receivedAt,
+        })),
+      )}) AS x(t text, o text, n int4, c text, s text, p timestamptz, u timestamptz, a timestamptz, d timestamptz, v timestamptz, r timestamptz)
       ON CONFLICT (tenant_id, order_id) DO UPDATE
       SET status = excluded.status, pending_since = excluded.pending_since, submitted_at = excluded.submitted_at,
         approved_at = excluded.approved_at, dispatched_at = excluded.dispatched_at, delivered_at = excluded.delivered_at,
@@ -101,10 +101,9 @@ function writeStatements(state: AnalyticsState, table: TableResolver): QuerySqlT
   if (consumption.length > 0) {
     statements.push(sql.typeAlias('void')`
       INSERT INTO ${table('analytics_consumption_daily')} AS c (tenant_id, catalog_item_id, unit, day, quantity, movements)
-      SELECT * FROM ${sql.unnest(
-        consumption.map((c) => [c.tenantId, c.catalogItemId, c.unit, c.day, c.quantity, c.movements]),
-        ['text', 'text', 'text', 'date', 'int8', 'int8'],
-      )}
+      SELECT t, i, u, d, q, m
+      FROM json_to_recordset(${recordset(consumption.map((c) => ({ t: c.tenantId, i: c.catalogItemId, u: c.unit, d: c.day, q: c.quantity, m: c.movements })))})
+        AS x(t text, i text, u text, d date, q int8, m int8)
       ON CONFLICT (tenant_id, catalog_item_id, unit, day) DO UPDATE
       SET quantity = c.quantity + excluded.quantity, movements = c.movements + excluded.movements
     `);
