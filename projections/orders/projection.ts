@@ -12,6 +12,7 @@ import {
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 import { lastCreationSequences } from '../shared/creationSequence.js';
+import { recordset } from '../shared/recordset.js';
 
 type StatusTimestampColumn = 'submittedAt' | 'approvedAt' | 'dispatchedAt' | 'deliveredAt' | 'receivedAt' | 'closedAt';
 type StatusTimestamps = Record<StatusTimestampColumn, string | null>;
@@ -321,60 +322,59 @@ async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: Proj
         tenant_id, order_id, line_no, line_id, catalog_item_id, sku, name, requested_qty, unit_of_measure,
         category_id, high_value, unit_cost, currency
       )
-      SELECT * FROM ${sql.unnest(
+      SELECT t, o, n, l, i, k, m, q, u, g, h, c, y
+      FROM json_to_recordset(${recordset(
         drafted.flatMap(({ tenantId, orderId, drafted: d }) =>
-          d.lines.map((line, index) => [
-            tenantId,
-            orderId,
-            index + 1,
-            line.lineId,
-            line.catalogItemId,
-            line.sku,
-            line.name,
-            line.requestedQty,
-            line.unitOfMeasure,
-            line.categoryId,
-            line.highValue,
-            line.unitCost ?? null,
-            line.currency ?? null,
-          ]),
+          d.lines.map((line, index) => ({
+            t: tenantId,
+            o: orderId,
+            n: index + 1,
+            l: line.lineId,
+            i: line.catalogItemId,
+            k: line.sku,
+            m: line.name,
+            q: line.requestedQty,
+            u: line.unitOfMeasure,
+            g: line.categoryId,
+            h: line.highValue,
+            c: line.unitCost ?? null,
+            y: line.currency ?? null,
+          })),
         ),
-        ['text', 'text', 'int4', 'text', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'int8', 'text'],
-      )}
+      )}) AS x(t text, o text, n int4, l text, i text, k text, m text, q int4, u text, g text, h bool, c int8, y text)
     `);
   }
   if (changed.length > 0) {
     // Status timestamps keep the first time the order entered the status, also across batches.
     const result = await db.query(sql.typeAlias('void')`
       UPDATE ${table('orders')} AS o
-      SET status = p.status,
-        version = p.version,
-        approval_plan = coalesce(p.approval_plan, o.approval_plan),
-        updated_at = p.updated_at,
-        submitted_at = coalesce(o.submitted_at, p.submitted_at),
-        approved_at = coalesce(o.approved_at, p.approved_at),
-        dispatched_at = coalesce(o.dispatched_at, p.dispatched_at),
-        delivered_at = coalesce(o.delivered_at, p.delivered_at),
-        received_at = coalesce(o.received_at, p.received_at),
-        closed_at = coalesce(o.closed_at, p.closed_at)
-      FROM ${sql.unnest(
-        changed.map(({ tenantId, orderId, progress: p }) => [
-          tenantId,
-          orderId,
-          p.status,
-          p.version,
-          p.approvalPlan,
-          p.updatedAt,
-          p.submittedAt,
-          p.approvedAt,
-          p.dispatchedAt,
-          p.deliveredAt,
-          p.receivedAt,
-          p.closedAt,
-        ]),
-        ['text', 'text', 'text', 'int4', 'jsonb', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz'],
-      )} AS p(tenant_id, order_id, status, version, approval_plan, updated_at, submitted_at, approved_at, dispatched_at, delivered_at, received_at, closed_at)
-      WHERE o.tenant_id = p.tenant_id AND o.order_id = p.order_id
+      SET status = p.s,
+        version = p.v,
+        approval_plan = coalesce(p.a::jsonb, o.approval_plan),
+        updated_at = p.u,
+        submitted_at = coalesce(o.submitted_at, p.sa),
+        approved_at = coalesce(o.approved_at, p.aa),
+        dispatched_at = coalesce(o.dispatched_at, p.da),
+        delivered_at = coalesce(o.delivered_at, p.va),
+        received_at = coalesce(o.received_at, p.ra),
+        closed_at = coalesce(o.closed_at, p.ca)
+      FROM json_to_recordset(${recordset(
+        changed.map(({ tenantId, orderId, progress: p }) => ({
+          t: tenantId,
+          o: orderId,
+          s: p.status,
+          v: p.version,
+          a: p.approvalPlan,
+          u: p.updatedAt,
+          sa: p.submittedAt,
+          aa: p.approvedAt,
+          da: p.dispatchedAt,
+          va: p.deliveredAt,
+          ra: p.receivedAt,
+          ca: p.closedAt,
+        })),
+      )}) AS p(t text, o text, s text, v int4, a text, u timestamptz, sa timestamptz, aa timestamptz, da timestamptz, va timestamptz, ra timestamptz, ca timestamptz)
+      WHERE o.tenant_id = p.t AND o.order_id = p.o
     `);
     expectRowCount('order update', result.rowCount, changed.length);
   }
