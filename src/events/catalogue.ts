@@ -102,20 +102,10 @@ export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
 /**
  * The cheap read of a stored event, for replays: every event was checked against its schema when
  * it was appended (newEvent, the append path), and the schemas neither transform nor default
- * anything, so the stored JSON is what the strict decode would return. Only the type and the
- * schema version are checked (checkTrustedEvent); anything else throws an EventDecodeError,
- * unknown types included (a replay must never skip an event silently). decodeEvent stays the
- * strict path.
- */
-export function trustStoredEvent(raw: RawEvent): EventEnvelope {
-  checkTrustedEvent(raw);
-  // Trusted, not parsed: see above.
-  return envelopeOf(raw, raw.data);
-}
-
-/**
- * What trustStoredEvent checks, without building anything: a replay hands the stored event on as
- * the event itself. Throws an EventDecodeError for an event the trusted read cannot take.
+ * anything, so the stored JSON is what the strict decode would return, and a replay hands the
+ * stored event on as the event itself. Only the type, the schema version and that the data is an
+ * object are checked; anything else throws an EventDecodeError, unknown types included (a replay
+ * must never skip an event silently). decodeEvent stays the strict path.
  */
 export function checkTrustedEvent(raw: RawEvent): void {
   if (!isKnownEventType(raw.type)) {

@@ -66,7 +66,7 @@ export type DecodedBatch = {
 /**
  * strict: every event through its zod schema (appends, live projectors, `replay --strict`).
  * trusted: the replay's fast path, type and schema version checked, the stored JSON trusted
- * (trustStoredEvent); an event it cannot read stops the replay with its position.
+ * (checkTrustedEvent); an event it cannot read stops the replay with its position.
  */
 export type EventDecoding = 'strict' | 'trusted';
 
