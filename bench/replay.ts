@@ -1,10 +1,11 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { allProjections } from '../projections/index.js';
-import { createProgressBar } from '../src/cli/progressBar.js';
 import { generateHistory } from '../src/console/history/generateHistory.js';
 import { historyDefaults, type HistoryParams } from '../src/console/history/historyParams.js';
 import type { StreamWrite } from '../src/eventStore/eventStore.js';
@@ -14,7 +15,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { readModelSchema } from '../src/projecting/generations.js';
-import { defaultReplayParallelism, replayProjections } from '../src/projecting/replay.js';
+import { defaultReplayParallelism } from '../src/projecting/replay.js';
 import { createBenchDatabase, megabytes, note, positiveInteger, round, seedBenchHistory, historyParamsOf } from './benchSupport.js';
 import { copyChunks, renderCopyChunk, type CopyChunk } from './copyBaseline.js';
 import type { BenchResult } from './run.js';
@@ -26,10 +27,12 @@ import type { BenchResult } from './run.js';
  *   npm run bench -- replay [--scale small|medium|large] [--tenants 2] [--days 90] [--seed 7]
  *                           [--batch 5000] [--parallel N] [--strict] [--single] [--as-of 2026-01-05]
  *
- * Setup (not measured): migrate, append the seed history through the Postgres event store, then
- * VACUUM ANALYZE (what autovacuum does after a bulk load; a replay in production reads a settled
- * log). Measured: one replayProjections over the whole log (events/s, wall seconds, RSS sampled
- * every 100 ms from the start of the replay to its end), then the rows the read tables hold. Then
+ * Setup (not measured): compile dist/ (bin/build.js, as `npm install` does), migrate, append the
+ * seed history through the Postgres event store, then VACUUM ANALYZE (what autovacuum does after a
+ * bulk load; a replay in production reads a settled log). Measured: the command operators run,
+ * `supply-api projections replay`, in a child process of its own (commandReplay: events/s from
+ * the replay's own seconds; the command's RSS at start, peak and end and its CPU, and Postgres's
+ * CPU, from /proc every 100 ms), then the rows the read tables hold. Then
  * a second history of the same size (seed + 1, other tenants) is appended and the doubled log is
  * replayed the same way (a rebuild over live tables): its peak RSS shows whether memory grows
  * with the log (`--single` skips it). The floor: COPY as many rows as the first log has events
@@ -46,7 +49,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       days: { type: 'string', default: String(historyDefaults.days) },
       seed: { type: 'string', default: '7' },
       batch: { type: 'string', default: '5000' },
-      // Side-by-side projections; the pool below has 4 connections.
+      // Side-by-side projections (the command's pool has 10 connections).
       parallel: { type: 'string', default: String(Math.min(3, defaultReplayParallelism(availableParallelism()))) },
       strict: { type: 'boolean', default: false },
       single: { type: 'boolean', default: false },
@@ -57,11 +60,12 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   const params = historyParamsOf(values);
   const batchSize = positiveInteger('batch', values.batch);
   const parallelism = positiveInteger('parallel', values.parallel);
-  if (parallelism > 3) throw new Error('--parallel must be at most 3 (the pool has 4 connections)');
+  if (parallelism > 8) throw new Error('--parallel must be at most 8 (the command\'s pool has 10 connections)');
   const strict = values.strict;
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
   if (allProjections.length === 0) throw new Error('no projection is registered in projections/index.ts');
 
+  execFileSync(process.execPath, ['bin/build.js'], { stdio: 'inherit' });
   const database = await createBenchDatabase();
   try {
     const { connectionUri } = database;
@@ -78,14 +82,12 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         const seeded = await seedBenchHistory(store, label === '1x' ? params : { ...params, seed: Number(params.seed) + 1 });
         note(`seed ${label}: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
         await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
-        const replay = await measuredReplay(async (onProgress) =>
-          replayProjections({ pool, eventStore: store, projections: allProjections, logger, batchSize, onProgress, strict, parallelism, bulkLoad: { connectionUri } }),
-        );
+        const replay = await commandReplay({ connectionUri, batchSize, parallelism, strict });
         const loadAvg1m = round(loadavg()[0] ?? 0, 2);
         const logEvents = Number((await store.head()).eventCount);
         if (replay.events !== logEvents) throw new Error(`replayed ${replay.events} events, the log holds ${logEvents}`);
         note(`replay ${label}: ${replay.events} events in ${replay.seconds.toFixed(2)} s = ${Math.round(replay.events / replay.seconds)} events/s`);
-        note(`node cpu: ${replay.cpuSeconds.toFixed(1)} s of ${replay.seconds.toFixed(1)} s wall`);
+        note(`cpu: the command ${replay.cpuSeconds.toFixed(1)} s, Postgres ${replay.postgresCpuSeconds.toFixed(1)} s, in ${replay.seconds.toFixed(1)} s wall`);
         note(`rss: ${megabytes(replay.rssStart)} MB at start, ${megabytes(replay.rssPeak)} MB peak, ${megabytes(replay.rssEnd)} MB at end`);
         const tables = await readTableRows(pool);
         for (const table of tables) note(`  ${table.projection}.${table.table}: ${table.rows} rows`);
@@ -108,9 +110,13 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         rssStartMb: megabytes(replay.rssStart),
         rssPeakMb: megabytes(replay.rssPeak),
         rssEndMb: megabytes(replay.rssEnd),
-        // CPU time of this Node process during the replay over its wall time (1 = one core busy
-        // throughout): the rest of the wall time is spent waiting on Postgres.
+        // CPU time of the command's process over the replay's wall time (1 = one core busy
+        // throughout): the rest of the wall time it spent waiting on Postgres.
         nodeCpuShare: round(replay.cpuSeconds / replay.seconds, 2),
+        // CPU seconds of the command's process (with its start) and of the Postgres server, per
+        // million events: the cost of the rebuild whatever the machine's cores did meanwhile.
+        nodeCpuSecondsPerMillion: round((replay.cpuSeconds * 1e6) / replay.events, 2),
+        postgresCpuSecondsPerMillion: round((replay.postgresCpuSeconds * 1e6) / replay.events, 2),
         // The machine's 1-minute load average as the replay ended (other work on the cores).
         loadAvg1m,
       });
@@ -148,31 +154,110 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   }
 }
 
-type Replayed = { events: number; seconds: number; rssStart: number; rssPeak: number; rssEnd: number; cpuSeconds: number };
+type Replayed = { events: number; seconds: number; rssStart: number; rssPeak: number; rssEnd: number; cpuSeconds: number; postgresCpuSeconds: number };
 
-/** Times the replay with a progress bar and samples the RSS every 100 ms while it runs. */
-async function measuredReplay(
-  replay: (onProgress: (progress: { seen: number; total: number }) => void) => Promise<{ events: number }>,
-): Promise<Replayed> {
-  const bar = createProgressBar('replay', 'events', true);
-  const rssStart = process.memoryUsage().rss;
-  let rssPeak = rssStart;
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  }, 100);
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  bar.start(0);
-  try {
-    const result = await replay(({ seen, total }) => bar.update(seen, total));
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = process.cpuUsage(cpuStart);
-    const rssEnd = process.memoryUsage().rss;
-    return { events: result.events, seconds, rssStart, rssPeak: Math.max(rssPeak, rssEnd), rssEnd, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
-  } finally {
-    clearInterval(sampler);
-    bar.stop();
+/** Linux USER_HZ: /proc CPU times are in 1/100 s on every mainstream kernel build. */
+const clockTicksPerSecond = 100;
+
+/**
+ * Runs the rebuild as operators do, `supply-api projections replay`, in a child process of its
+ * own (compiled dist/), so that its RSS and CPU are the command's alone and not what this process
+ * kept from seeding or from the previous replay. Its progress bar goes to this process's stderr;
+ * its stdout is the ReplayResult, whose `seconds` (the replay itself, without the process start)
+ * gives events/s. Sampled every 100 ms from /proc: the child's RSS (start: when it first writes to
+ * stderr, which the replay's progress bar does as it begins; peak; end: the last sample before it
+ * exits) and CPU (user + system, the last sample, including the process start); and the CPU of
+ * every Postgres process of the server, with the backends that exited (a postmaster's reaped
+ * children) counted through its cutime/cstime.
+ */
+async function commandReplay(options: {
+  readonly connectionUri: string;
+  readonly batchSize: number;
+  readonly parallelism: number;
+  readonly strict: boolean;
+}): Promise<Replayed> {
+  const args = ['bin/supply-api.js', 'projections', 'replay', '--batch', String(options.batchSize), '--parallel', String(options.parallelism)];
+  if (options.strict) args.push('--strict');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !commandSettings.includes(key)));
+  const postgresBefore = await postgresCpuSeconds();
+  const child = spawn(process.execPath, args, {
+    env: { ...env, DATABASE_URL: options.connectionUri, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('could not start supply-api projections replay');
+  let stdout = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  let rssStart: number | undefined;
+  let rssPeak = 0;
+  let rssEnd = 0;
+  let cpuSeconds = 0;
+  const sample = async (): Promise<void> => {
+    const reading = await readProcess(pid).catch(() => undefined);
+    if (reading === undefined) return;
+    rssPeak = Math.max(rssPeak, reading.rss);
+    rssEnd = reading.rss;
+    cpuSeconds = Math.max(cpuSeconds, reading.cpuSeconds);
+  };
+  child.stderr.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    if (rssStart === undefined) {
+      rssStart = 0;
+      void readProcess(pid)
+        .then((reading) => {
+          rssStart = reading.rss;
+        })
+        .catch(() => undefined);
+    }
+  });
+  const sampler = setInterval(() => void sample(), 100);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (exitCode) => resolve(exitCode));
+  });
+  clearInterval(sampler);
+  const postgresCpu = (await postgresCpuSeconds()) - postgresBefore;
+  if (code !== 0) throw new Error(`supply-api projections replay exited with code ${String(code)}`);
+  const result = z.object({ events: z.number(), seconds: z.number() }).parse(JSON.parse(stdout));
+  return {
+    events: result.events,
+    seconds: result.seconds,
+    rssStart: rssStart ?? 0,
+    rssPeak,
+    rssEnd,
+    cpuSeconds,
+    postgresCpuSeconds: postgresCpu,
+  };
+}
+
+/** Settings of this process the command must not inherit: it gets the bench database and nothing else. */
+const commandSettings = ['DATABASE_URL', 'REDIS_URL', 'EVENTSTORE_URL', 'S3_BUCKET', 'PORT'];
+
+/** RSS (bytes) and user + system CPU (seconds) of a live process. */
+async function readProcess(pid: number): Promise<{ rss: number; cpuSeconds: number }> {
+  const [status, stat] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]);
+  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { rss: Number(kb ?? 0) * 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond };
+}
+
+/**
+ * CPU seconds of every Postgres process of this machine so far: user + system of each, and of the
+ * children each has reaped (cutime + cstime: the backends that have exited, counted by the postmaster).
+ */
+async function postgresCpuSeconds(): Promise<number> {
+  let ticks = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined || !stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   }
+  return ticks / clockTicksPerSecond;
 }
 
 const rowCount = z.object({ rows: z.bigint() });
