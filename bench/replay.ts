@@ -29,7 +29,8 @@ import type { BenchResult } from './run.js';
  *
  * Setup (not measured): compile dist/ (bin/build.js, as `npm install` does), migrate, append the
  * seed history through the Postgres event store, then VACUUM ANALYZE (what autovacuum does after a
- * bulk load; a replay in production reads a settled log). Measured: the command operators run,
+ * bulk load; a replay in production reads a settled log) and CHECKPOINT (the seed's writes on disk
+ * before the timing starts). Measured: the command operators run,
  * `supply-api projections replay`, in a child process of its own (commandReplay: events/s from
  * the replay's own seconds; the command's RSS at start, peak and end and its CPU, and Postgres's
  * CPU, from /proc every 100 ms), then the rows the read tables hold. Then
@@ -82,6 +83,8 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         const seeded = await seedBenchHistory(store, label === '1x' ? params : { ...params, seed: Number(params.seed) + 1 });
         note(`seed ${label}: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
         await pool.query(sql.typeAlias('void')`VACUUM ANALYZE`);
+        // The seed's dirty pages written out now, not by a checkpoint that runs during the replay.
+        await pool.query(sql.typeAlias('void')`CHECKPOINT`);
         const replay = await commandReplay({ connectionUri, batchSize, parallelism, strict });
         const loadAvg1m = round(loadavg()[0] ?? 0, 2);
         const logEvents = Number((await store.head()).eventCount);
