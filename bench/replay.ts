@@ -37,9 +37,9 @@ import type { BenchResult } from './run.js';
  * a second history of the same size (seed + 1, other tenants) is appended and the doubled log is
  * replayed the same way (a rebuild over live tables): its peak RSS shows whether memory grows
  * with the log (`--single` skips it). The floor: COPY as many rows as the first log has events
- * (the same seed history, rendered to COPY text beforehand so that only the COPY is timed) into a
- * plain table; ratio = replay events/s of the first log ÷ COPY rows/s, `ratio2x` the same for the
- * doubled log.
+ * (the same seed history, rendered to COPY text beforehand so that only the COPY is timed, after a
+ * CHECKPOINT as each replay) into a plain table; ratio = replay events/s of the first log ÷ COPY
+ * rows/s, `ratio2x` the same for the doubled log.
  */
 export async function run(args: readonly string[]): Promise<BenchResult> {
   const { values } = parseArgs({
@@ -308,6 +308,8 @@ async function copyFloor(
   prepare.update(rendered + groupEvents);
   prepare.stop();
 
+  // As before each replay: what the replays wrote is on disk before the COPY is timed.
+  await pool.query(sql.typeAlias('void')`CHECKPOINT`);
   const bar = phaseBar('COPY', events);
   try {
     return await copyChunks({ pool, connectionUri, chunks: () => chunks, onRows: (rows) => bar.update(rows) });
