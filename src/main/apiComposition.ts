@@ -55,7 +55,7 @@ export async function composeApi(
     await pool.end();
     throw error;
   });
-  const budget = createRequestBudget({
+  const budget = await createRequestBudget({
     pointsPerWindow: config.rateLimitPerMinute,
     windowSeconds: budgetWindowSeconds,
     logger,

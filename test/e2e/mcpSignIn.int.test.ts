@@ -306,7 +306,7 @@ describe('the endpoint on its own parts', () => {
   async function startAssistant(options: { failingTransport?: boolean; operations?: readonly Operation[] } = {}): Promise<{ url: string; close(): Promise<void> }> {
     const exportService = bed.exports.service;
     if (exportService === undefined) throw new Error('the bed has an export service');
-    const budget = createRequestBudget({ pointsPerWindow: 2, windowSeconds: 60, logger: silentLogger });
+    const budget = await createRequestBudget({ pointsPerWindow: 2, windowSeconds: 60, logger: silentLogger });
     const app = express();
     app.use(requestState);
     app.use(

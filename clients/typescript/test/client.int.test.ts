@@ -135,7 +135,7 @@ describe('paginate', () => {
 describe('429', () => {
   /** The bed's routes with a budget of 2 requests per 2-second window. */
   async function tightlyBudgetedServer() {
-    const budget = createRequestBudget({ pointsPerWindow: 2, windowSeconds: 2, logger: silentLogger });
+    const budget = await createRequestBudget({ pointsPerWindow: 2, windowSeconds: 2, logger: silentLogger });
     const service = bed.exports.service;
     if (service === undefined) throw new Error('the bed has no export service');
     const app = createApp({

@@ -182,7 +182,7 @@ describe('unexpected failures', () => {
       handle: async ({ db }) => db.query(sql.typeAlias('void')`SELECT FROM secret_internal_table_name`),
     });
     const operations = [failing];
-    const budget = createRequestBudget({ pointsPerWindow: 100, windowSeconds: 60, logger });
+    const budget = await createRequestBudget({ pointsPerWindow: 100, windowSeconds: 60, logger });
     const exportService = bed.exports.service;
     if (exportService === undefined) throw new Error('the test bed has no export service');
     const app = createApp({

@@ -29,10 +29,10 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
   const prefixes: string[] = [];
   const budgets: RequestBudget[] = [];
 
-  function redisBudget(options: { pointsPerWindow: number; windowSeconds?: number; logger?: Logger; prefix?: string; url?: string }): RequestBudget {
+  async function redisBudget(options: { pointsPerWindow: number; windowSeconds?: number; logger?: Logger; prefix?: string; url?: string }): Promise<RequestBudget> {
     const keyPrefix = options.prefix ?? uniquePrefix();
     prefixes.push(keyPrefix);
-    const budget = createRequestBudget({
+    const budget = await createRequestBudget({
       pointsPerWindow: options.pointsPerWindow,
       windowSeconds: options.windowSeconds ?? 60,
       redisUrl: options.url ?? testRedisUrl,
@@ -64,7 +64,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
   test('counts in Redis under the key prefix, refusing the N+1-th request', async () => {
     const prefix = uniquePrefix();
     const log = captureLogs<LogLine>();
-    const budget = redisBudget({ pointsPerWindow: 4, prefix, logger: log.logger });
+    const budget = await redisBudget({ pointsPerWindow: 4, prefix, logger: log.logger });
     expect(budget.store).toBe('redis');
 
     const decisions = await consumeTimes(budget, 'key-a', 5);
@@ -82,7 +82,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
 
   test('requests made while the client is still connecting are counted in Redis', async () => {
     const prefix = uniquePrefix();
-    const budget = redisBudget({ pointsPerWindow: 10, prefix });
+    const budget = await redisBudget({ pointsPerWindow: 10, prefix });
     await Promise.all([budget.consume('key-a'), budget.consume('key-a')]);
     expect(await admin.get(`${prefix}:key-a`)).toBe('2');
   });
@@ -90,8 +90,8 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
   test('two API processes on the same Redis share one budget, atomically', async () => {
     const prefix = uniquePrefix();
     const limit = 10;
-    const first = redisBudget({ pointsPerWindow: limit, prefix });
-    const second = redisBudget({ pointsPerWindow: limit, prefix });
+    const first = await redisBudget({ pointsPerWindow: limit, prefix });
+    const second = await redisBudget({ pointsPerWindow: limit, prefix });
 
     const decisions = await Promise.all(
       Array.from({ length: 3 * limit }, (_, i) => (i % 2 === 0 ? first : second).consume('shared-key')),
@@ -109,7 +109,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
   });
 
   test('the budget is back once the window has passed', async () => {
-    const budget = redisBudget({ pointsPerWindow: 2, windowSeconds: 1 });
+    const budget = await redisBudget({ pointsPerWindow: 2, windowSeconds: 1 });
     const decisions = await consumeTimes(budget, 'key-a', 3);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
     expect(decisions[2]?.retryAfterSeconds).toBe(1);
@@ -123,7 +123,7 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     await proxy.start();
     const prefix = uniquePrefix();
     const log = captureLogs<LogLine>();
-    const budget = redisBudget({ pointsPerWindow: 5, prefix, url: proxy.url, logger: log.logger });
+    const budget = await redisBudget({ pointsPerWindow: 5, prefix, url: proxy.url, logger: log.logger });
 
     expect((await consumeTimes(budget, 'key-a', 3)).map((d) => d.remaining)).toEqual([4, 3, 2]);
     expect(await admin.get(`${prefix}:key-a`)).toBe('3');
@@ -165,7 +165,7 @@ describe('the request budget when Redis is unreachable from the start', () => {
 
   test('answers from the per-process insurance limiter with correct counting, and warns once', async () => {
     const log = captureLogs<LogLine>();
-    budget = createRequestBudget({
+    budget = await createRequestBudget({
       pointsPerWindow: 3,
       windowSeconds: 60,
       redisUrl: `redis://127.0.0.1:${await closedPort()}`,
@@ -190,7 +190,7 @@ describe('the request budget when Redis is unreachable from the start', () => {
 
   test('closing while Redis is unreachable stops the reconnect loop without logging', async () => {
     const log = captureLogs<LogLine>();
-    budget = createRequestBudget({
+    budget = await createRequestBudget({
       pointsPerWindow: 3,
       windowSeconds: 60,
       redisUrl: `redis://127.0.0.1:${await closedPort()}`,

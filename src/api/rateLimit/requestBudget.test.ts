@@ -5,7 +5,7 @@ import { budgetHeaders, createRequestBudget, type BudgetDecision, type RequestBu
 
 const silentLogger = createLogger('silent');
 
-function memoryBudget(pointsPerWindow: number, windowSeconds = 60): RequestBudget {
+function memoryBudget(pointsPerWindow: number, windowSeconds = 60): Promise<RequestBudget> {
   return createRequestBudget({ pointsPerWindow, windowSeconds, logger: silentLogger });
 }
 
@@ -19,13 +19,13 @@ async function consumeTimes(budget: RequestBudget, key: string, times: number): 
 
 describe('the request budget in memory', () => {
   test('without a Redis URL it is backed by memory', async () => {
-    const budget = memoryBudget(3);
+    const budget = await memoryBudget(3);
     expect(budget.store).toBe('memory');
     await budget.close();
   });
 
   test('a unit given back (a request refused after it consumed one) is spent again by the next request', async () => {
-    const budget = memoryBudget(2);
+    const budget = await memoryBudget(2);
     await consumeTimes(budget, 'key-r', 2);
     await budget.refund('key-r');
     const [again, beyond] = await consumeTimes(budget, 'key-r', 2);
@@ -35,7 +35,7 @@ describe('the request budget in memory', () => {
   });
 
   test('allows N requests counting down, then refuses the N+1-th with a Retry-After', async () => {
-    const budget = memoryBudget(5);
+    const budget = await memoryBudget(5);
     const decisions = await consumeTimes(budget, 'key-a', 6);
 
     expect(decisions.slice(0, 5).map((d) => d.allowed)).toEqual([true, true, true, true, true]);
@@ -56,14 +56,14 @@ describe('the request budget in memory', () => {
   });
 
   test('keeps refusing while the window lasts', async () => {
-    const budget = memoryBudget(2);
+    const budget = await memoryBudget(2);
     const decisions = await consumeTimes(budget, 'key-a', 5);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false, false, false]);
     expect(decisions.map((d) => d.remaining)).toEqual([1, 0, 0, 0, 0]);
   });
 
   test('separate keys have separate budgets', async () => {
-    const budget = memoryBudget(2);
+    const budget = await memoryBudget(2);
     await consumeTimes(budget, 'key-a', 2);
     expect((await budget.consume('key-a')).allowed).toBe(false);
 
@@ -72,14 +72,14 @@ describe('the request budget in memory', () => {
   });
 
   test('separate budgets do not share counters', async () => {
-    const first = memoryBudget(1);
-    const second = memoryBudget(1);
+    const first = await memoryBudget(1);
+    const second = await memoryBudget(1);
     expect((await first.consume('key-a')).allowed).toBe(true);
     expect((await second.consume('key-a')).allowed).toBe(true);
   });
 
   test('the budget is back once the window has passed', async () => {
-    const budget = memoryBudget(2, 1);
+    const budget = await memoryBudget(2, 1);
     const decisions = await consumeTimes(budget, 'key-a', 3);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
     expect(decisions[2]?.retryAfterSeconds).toBe(1);
@@ -88,10 +88,10 @@ describe('the request budget in memory', () => {
     expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 1 });
   });
 
-  test('rejects a budget that is not a positive whole number', () => {
-    expect(() => memoryBudget(0)).toThrow(RangeError);
-    expect(() => memoryBudget(1.5)).toThrow(RangeError);
-    expect(() => memoryBudget(10, 0)).toThrow(RangeError);
+  test('rejects a budget that is not a positive whole number', async () => {
+    await expect(memoryBudget(0)).rejects.toThrow(RangeError);
+    await expect(memoryBudget(1.5)).rejects.toThrow(RangeError);
+    await expect(memoryBudget(10, 0)).rejects.toThrow(RangeError);
   });
 });
 
@@ -126,7 +126,7 @@ describe('budget headers', () => {
   });
 
   test('headers of a real refusal', async () => {
-    const budget = memoryBudget(1);
+    const budget = await memoryBudget(1);
     await budget.consume('key-a');
     const headers = budgetHeaders(await budget.consume('key-a'), 60);
     expect(headers['X-RateLimit-Remaining']).toBe('0');

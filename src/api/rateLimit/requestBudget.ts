@@ -1,7 +1,5 @@
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../platform/logger.js';
-import { quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
 
 export type BudgetDecision = {
   readonly allowed: boolean;
@@ -37,14 +35,9 @@ export type RequestBudgetOptions = {
 
 export const defaultBudgetKeyPrefix = 'supply-api:budget';
 
-// Short so that a request never waits long on a dead or unreachable Redis.
-const connectTimeoutMs = 1000;
-const commandTimeoutMs = 1000;
-const maxReconnectDelayMs = 2000;
-
 /** Per-key budget of pointsPerWindow requests per windowSeconds, in Redis (shared) or in memory (per process). */
-export function createRequestBudget(options: RequestBudgetOptions): RequestBudget {
-  const { pointsPerWindow, windowSeconds, redisUrl, logger } = options;
+export async function createRequestBudget(options: RequestBudgetOptions): Promise<RequestBudget> {
+  const { pointsPerWindow, windowSeconds, redisUrl } = options;
   if (!Number.isInteger(pointsPerWindow) || pointsPerWindow < 1) {
     throw new RangeError(`pointsPerWindow must be an integer >= 1, got ${pointsPerWindow}`);
   }
@@ -63,25 +56,9 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
     };
   }
 
-  const connection = connectRedis(redisUrl, logger);
-  const limiter = new RateLimiterRedis({
-    storeClient: connection.client,
-    points: pointsPerWindow,
-    duration: windowSeconds,
-    keyPrefix: options.keyPrefix ?? defaultBudgetKeyPrefix,
-    // Not 'ready' means straight to the insurance limiter, without touching the socket.
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: memory(),
-  });
-  return {
-    store: 'redis',
-    consume: async (budgetKey) => {
-      await connection.firstAttempt;
-      return consumeOne(limiter, budgetKey, pointsPerWindow);
-    },
-    refund: (budgetKey) => refundOne(limiter, budgetKey),
-    close: () => connection.close(),
-  };
+  // ioredis (about 12 MB of a process's memory) is loaded only by a process that uses Redis.
+  const { createRedisRequestBudget } = await import('./redisRequestBudget.js');
+  return createRedisRequestBudget({ ...options, redisUrl }, memory());
 }
 
 /** The response headers announcing a decision (Retry-After only on refusal). */
@@ -100,7 +77,7 @@ export function budgetHeaders(decision: BudgetDecision, windowSeconds: number): 
   return headers;
 }
 
-async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit: number): Promise<BudgetDecision> {
+export async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit: number): Promise<BudgetDecision> {
   try {
     const res = await limiter.consume(budgetKey, 1);
     return toDecision(true, res, limit);
@@ -113,7 +90,7 @@ async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit
   }
 }
 
-async function refundOne(limiter: RateLimiterAbstract, budgetKey: string): Promise<void> {
+export async function refundOne(limiter: RateLimiterAbstract, budgetKey: string): Promise<void> {
   // A unit that cannot be given back while the store is unreachable is lost: the request is refused
   // either way, and the window ends within a minute.
   await limiter.reward(budgetKey, 1).catch(() => undefined);
@@ -123,54 +100,4 @@ function toDecision(allowed: boolean, res: RateLimiterRes, limit: number): Budge
   const remaining = Math.max(0, res.remainingPoints);
   const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   return allowed ? { allowed, limit, remaining, resetSeconds } : { allowed, limit, remaining, resetSeconds, retryAfterSeconds: resetSeconds };
-}
-
-type RedisConnection = {
-  readonly client: Redis;
-  /** Settles once the first connection attempt succeeded or failed, so start-up requests are not counted per process needlessly. */
-  readonly firstAttempt: Promise<void>;
-  close(): Promise<void>;
-};
-
-function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
-  const client = new Redis(redisUrl, {
-    enableOfflineQueue: false,
-    connectTimeout: connectTimeoutMs,
-    commandTimeout: commandTimeoutMs,
-    maxRetriesPerRequest: 1,
-    // Keeps reconnecting in the background so the shared budget comes back with Redis.
-    retryStrategy: (times) => Math.min(times * 100, maxReconnectDelayMs),
-  });
-
-  let settleFirstAttempt = (): void => {};
-  const firstAttempt = new Promise<void>((resolve) => {
-    settleFirstAttempt = resolve;
-  });
-  // Backstop in case neither 'ready' nor 'error' arrives in time.
-  const firstAttemptTimer = setTimeout(() => settleFirstAttempt(), connectTimeoutMs + 250);
-  firstAttemptTimer.unref();
-  const outages = watchRedisOutages(client, {
-    down: (err) => {
-      settleFirstAttempt();
-      logger.warn(
-        { store: 'redis', err },
-        'rate limit store unreachable: Redis is down, request budgets are counted per process until it is back',
-      );
-    },
-    up: (afterOutage) => {
-      settleFirstAttempt();
-      if (afterOutage) logger.info({ store: 'redis' }, 'rate limit store reachable again: request budgets are shared through Redis');
-    },
-  });
-
-  return {
-    client,
-    firstAttempt,
-    close: async () => {
-      outages.stop();
-      clearTimeout(firstAttemptTimer);
-      settleFirstAttempt();
-      await quitRedis(client);
-    },
-  };
 }
