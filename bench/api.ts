@@ -12,6 +12,7 @@ import type { TenantSummary } from '../src/console/seedSummary.js';
 import { issuableScopes } from '../src/keys/scopes.js';
 import { sql } from '../src/platform/sql.js';
 import {
+  clockTicksPerSecond,
   createBenchDatabase,
   issueBenchKey,
   megabytes,
@@ -20,6 +21,8 @@ import {
   openBenchStore,
   percentile,
   positiveInteger,
+  processCpuSeconds,
+  processRss,
   round,
   seedAndProject,
   startChild,
@@ -79,8 +82,6 @@ type Endpoint = (typeof endpoints)[number];
 
 /** The largest RATE_LIMIT_PER_MINUTE the configuration accepts (src/config/config.ts). */
 const raisedBudgetPerMinute = 1_000_000;
-/** Linux USER_HZ: /proc CPU times are in 1/100 s on every mainstream kernel build. */
-const clockTicksPerSecond = 100;
 /** Pause after each slice, unmeasured, so that requests the server still has queued finish first. */
 const slicePauseMs = 500;
 
@@ -508,10 +509,8 @@ async function measureInterleaved(endpoint: Endpoint, children: readonly Child[]
 // ---------------------------------------------------------------------------------------------
 // /proc readings.
 
-async function rssOf(child: Child): Promise<number> {
-  const status = await readFile(`/proc/${child.process.pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
-  return kb === undefined ? 0 : Number(kb) * 1024;
+function rssOf(child: Child): Promise<number> {
+  return processRss(child.process.pid ?? Number.NaN);
 }
 
 /** The API's V8 heap and external memory, from the prom-client default metrics on /metrics. */
@@ -540,14 +539,6 @@ function sampleRss(child: Child): { stop(): number } {
       return peak;
     },
   };
-}
-
-/** utime + stime of a process (all its threads), in seconds. */
-async function processCpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after "pid (comm) ": state is the 3rd field overall; utime and stime the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
 }
 
 type PostgresBackends = {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
@@ -170,7 +171,8 @@ export type Child = {
 const forwardedLines = 20;
 
 /** Environment settings that would change what the API child connects to; the bench sets its own. */
-const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
+/** Settings of the bench's own environment a child process must not inherit: it gets the bench's own. */
+export const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
 
 /** Spawns `node ARGV --port P` on a free port and waits until it answers /healthz; it joins `children`. */
 export async function startChild(
@@ -318,4 +320,25 @@ export function historyParamsOf(
     scale: fixed.scale ?? oneOf('scale', values.scale, historyScales),
     asOf: fixed.asOf ?? utcDay('as-of', values['as-of']),
   };
+}
+
+/** Linux USER_HZ: /proc CPU times are in 1/100 s on every mainstream kernel build. */
+export const clockTicksPerSecond = 100;
+
+/** The fields of /proc/PID/stat after "pid (comm) ": state is [0], utime [11], stime [12], cutime [13], cstime [14]. */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** utime + stime of a live process (all its threads), in seconds. */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  const fields = statFields(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+}
+
+/** Resident set size of a live process, in bytes. */
+export async function processRss(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+  return kb === undefined ? 0 : Number(kb) * 1024;
 }

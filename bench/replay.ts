@@ -16,7 +16,20 @@ import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { readModelSchema } from '../src/projecting/generations.js';
 import { defaultReplayParallelism } from '../src/projecting/replay.js';
-import { createBenchDatabase, megabytes, note, positiveInteger, round, seedBenchHistory, historyParamsOf } from './benchSupport.js';
+import {
+  clockTicksPerSecond,
+  createBenchDatabase,
+  historyParamsOf,
+  inheritedButNotWanted,
+  megabytes,
+  note,
+  positiveInteger,
+  processCpuSeconds,
+  processRss,
+  round,
+  seedBenchHistory,
+  statFields,
+} from './benchSupport.js';
 import { copyChunks, renderCopyChunk, type CopyChunk } from './copyBaseline.js';
 import type { BenchResult } from './run.js';
 
@@ -159,9 +172,6 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
 
 type Replayed = { events: number; seconds: number; rssStart: number; rssPeak: number; rssEnd: number; cpuSeconds: number; postgresCpuSeconds: number };
 
-/** Linux USER_HZ: /proc CPU times are in 1/100 s on every mainstream kernel build. */
-const clockTicksPerSecond = 100;
-
 /**
  * Runs the rebuild as operators do, `supply-api projections replay`, in a child process of its
  * own (compiled dist/), so that its RSS and CPU are the command's alone and not what this process
@@ -181,7 +191,7 @@ async function commandReplay(options: {
 }): Promise<Replayed> {
   const args = ['bin/supply-api.js', 'projections', 'replay', '--batch', String(options.batchSize), '--parallel', String(options.parallelism)];
   if (options.strict) args.push('--strict');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !commandSettings.includes(key)));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !inheritedButNotWanted.includes(key)));
   const postgresBefore = await postgresCpuSeconds();
   const child = spawn(process.execPath, args, {
     env: { ...env, DATABASE_URL: options.connectionUri, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
@@ -236,15 +246,10 @@ async function commandReplay(options: {
   };
 }
 
-/** Settings of this process the command must not inherit: it gets the bench database and nothing else. */
-const commandSettings = ['DATABASE_URL', 'REDIS_URL', 'EVENTSTORE_URL', 'S3_BUCKET', 'PORT'];
-
 /** RSS (bytes) and user + system CPU (seconds) of a live process. */
 async function readProcess(pid: number): Promise<{ rss: number; cpuSeconds: number }> {
-  const [status, stat] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]);
-  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { rss: Number(kb ?? 0) * 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond };
+  const [rss, cpuSeconds] = await Promise.all([processRss(pid), processCpuSeconds(pid)]);
+  return { rss, cpuSeconds };
 }
 
 /**
@@ -257,7 +262,7 @@ async function postgresCpuSeconds(): Promise<number> {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
     if (stat === undefined || !stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(stat);
     ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   }
   return ticks / clockTicksPerSecond;
