@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sql } from '../../src/platform/sql.js';
-import type { ProjectedEvent, ProjectionContext } from '../../src/projecting/projection.js';
+import type { FoldContext, ProjectedEvent } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 import { boxRow, clinicRow, deliveryExceptionRow, itemRow, orderRow, stockLevelRow, warehouseRow } from './schema.js';
 import { boxState, levelId, type AnalyticsState, type BoxState, type Table } from './state.js';
@@ -151,7 +151,7 @@ function scan(events: readonly ProjectedEvent[], state: AnalyticsState): Wanted 
  * of their transfer targets and of every item and warehouse the batch changes, the clinics, and
  * the delivery exceptions; then the items and warehouses of all those levels.
  */
-export async function loadTouchedState(events: readonly ProjectedEvent[], state: AnalyticsState, { db, table }: ProjectionContext): Promise<void> {
+export async function loadTouchedState(events: readonly ProjectedEvent[], state: AnalyticsState, { db, table }: FoldContext): Promise<void> {
   // The state holds every row there is: nothing to read, not even to look for.
   if (state.complete) return;
   const wanted = scan(events, state);
@@ -269,7 +269,7 @@ export async function loadTouchedState(events: readonly ProjectedEvent[], state:
  * Whether the tables the state reads are empty (a rebuild's first batch): the state then holds
  * every row there is for as long as it drops none.
  */
-export async function tablesEmpty({ db, table }: ProjectionContext): Promise<boolean> {
+export async function tablesEmpty({ db, table }: FoldContext): Promise<boolean> {
   return db.oneFirst(sql.type(z.object({ empty: z.boolean() }))`
     SELECT NOT (
       EXISTS (SELECT FROM ${table('analytics_items')}) OR EXISTS (SELECT FROM ${table('analytics_warehouses')})

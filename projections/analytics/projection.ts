@@ -1,4 +1,4 @@
-import { RebuildSlot, type Projection } from '../../src/projecting/projection.js';
+import { applyByFolding, RebuildSlot, type Folding, type Projection } from '../../src/projecting/projection.js';
 import { foldEvent } from './fold.js';
 import { loadTouchedState, tablesEmpty } from './loadState.js';
 import { AnalyticsState } from './state.js';
@@ -11,7 +11,8 @@ import { writeState } from './writeState.js';
  * checkpoint alone describes the figures: it never reads another projection's tables.
  *
  * A batch loads the rows its events touch (a few queries, whatever the batch size), folds the
- * events in log order in memory, and writes each table back with one multi-row statement. A
+ * events in log order in memory, and writes each table back with one multi-row statement (a
+ * rebuild folds several batches of the log before each write: Projection.folding). A
  * rebuild keeps the rows between batches (at most `rowsKept` a table, the least recently used go
  * first) and reads only those it does not hold; while it holds every row (it began on empty tables
  * and has dropped none) it reads nothing.
@@ -48,21 +49,32 @@ const handledEvents = [
 /** The analytics projection; `rowsKept` bounds a rebuild's memory (rows a table), small in tests. */
 export function createAnalyticsProjection(options: { readonly rowsKept?: number } = {}): Projection {
   const rebuildState = new RebuildSlot(() => new AnalyticsState(options.rowsKept));
+  // The state's `batch` is one write: every batch of the log folded before it counts as one.
+  const folding: Folding = {
+    begin: async (context) => {
+      const kept = context.rebuild?.get(rebuildState);
+      const state = kept ?? new AnalyticsState(options.rowsKept);
+      // A rebuild's memory is new: it began with the generation (empty tables) or after a failed batch.
+      if (kept !== undefined && state.batch === 1) state.complete = await tablesEmpty(context);
+      return {
+        fold: async (events) => {
+          await loadTouchedState(events, state, context);
+          for (const event of events) foldEvent(event, state);
+        },
+        write: async (writeContext) => {
+          await writeState(state, writeContext);
+          state.settle();
+        },
+      };
+    },
+  };
   return {
     name: 'analytics',
     version: 1,
     tables: analyticsTables,
     handles: handledEvents,
-    apply: async (events, context) => {
-      const kept = context.rebuild?.get(rebuildState);
-      const state = kept ?? new AnalyticsState(options.rowsKept);
-      // A rebuild's memory is new: it began with the generation (empty tables) or after a failed batch.
-      if (kept !== undefined && state.batch === 1) state.complete = await tablesEmpty(context);
-      await loadTouchedState(events, state, context);
-      for (const event of events) foldEvent(event, state);
-      await writeState(state, context);
-      state.settle();
-    },
+    folding,
+    apply: applyByFolding(folding),
   };
 }
 

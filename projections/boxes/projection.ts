@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { expectRowCount, type Projection, type ProjectedEvent, type TableDefinition } from '../../src/projecting/projection.js';
+import { applyByFolding, expectRowCount, type Folding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
 
@@ -87,63 +87,77 @@ const boxChanges = () =>
     }),
   });
 
+/** Boxes as a fold: each box's changes coalesce into one row to insert or one patch to apply. */
+const boxesFolding: Folding = {
+  begin: async () => {
+    const boxes = boxChanges();
+    return {
+      fold: async (events) => {
+        for (const event of events) foldEvent(event, boxes);
+      },
+      write: (context) => writeBoxes(boxes, context),
+    };
+  },
+};
+
 /** Every stock box of every tenant: its record and its balance (onHand, reserved). */
 export const boxesProjection: Projection = {
   name: 'boxes',
   version: 1,
   tables,
   handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
-  apply: async (events, { db, table }) => {
-    const boxes = boxChanges();
-    for (const event of events) foldEvent(event, boxes);
-
-    const created = boxes.created;
-    if (created.length > 0) {
-      // ON CONFLICT + row count: a box registered again in a later batch is dead-lettered by name.
-      const rows = created.map((b) => ({
-        t: b.tenantId,
-        b: b.boxId,
-        c: b.code,
-        i: b.catalogItemId,
-        w: b.warehouseId,
-        s: b.status,
-        l: b.lot,
-        n: b.serials,
-        e: b.expiresOn,
-        o: b.originType,
-        f: b.originReference,
-        h: b.onHand,
-        r: b.reserved,
-        g: b.registeredAt,
-        u: b.updatedAt,
-      }));
-      const result = await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('boxes')} (
-          tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
-          origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
-        )
-        SELECT t, b, c, i, w, s, l, n, e, o, f, h, r, g, u
-        FROM json_to_recordset(${recordset(rows)})
-          AS x(t text, b text, c text, i text, w text, s text, l text, n text[], e date, o text, f text, h int8, r int8, g timestamptz, u timestamptz)
-        ON CONFLICT (tenant_id, box_id) DO NOTHING
-      `);
-      expectRowCount('box registration (already registered?)', result.rowCount, created.length);
-    }
-
-    const patches = boxes.patches;
-    if (patches.length > 0) {
-      const rows = patches.map((p) => ({ t: p.tenantId, b: p.boxId, h: p.onHandDelta, r: p.reservedDelta, w: p.warehouseId, s: p.status, u: p.updatedAt }));
-      const result = await db.query(sql.typeAlias('void')`
-        UPDATE ${table('boxes')} AS b
-        SET on_hand = b.on_hand + p.h, reserved = b.reserved + p.r,
-          warehouse_id = coalesce(p.w, b.warehouse_id), status = coalesce(p.s, b.status), updated_at = p.u
-        FROM json_to_recordset(${recordset(rows)}) AS p(t text, b text, h int8, r int8, w text, s text, u timestamptz)
-        WHERE b.tenant_id = p.t AND b.box_id = p.b
-      `);
-      expectRowCount('box update (box never registered?)', result.rowCount, patches.length);
-    }
-  },
+  folding: boxesFolding,
+  apply: applyByFolding(boxesFolding),
 };
+
+/** One INSERT of the boxes registered, one UPDATE of the others' combined patches. */
+async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }: ProjectionContext): Promise<void> {
+  const created = boxes.created;
+  if (created.length > 0) {
+    // ON CONFLICT + row count: a box registered again in a later batch is dead-lettered by name.
+    const rows = created.map((b) => ({
+      t: b.tenantId,
+      b: b.boxId,
+      c: b.code,
+      i: b.catalogItemId,
+      w: b.warehouseId,
+      s: b.status,
+      l: b.lot,
+      n: b.serials,
+      e: b.expiresOn,
+      o: b.originType,
+      f: b.originReference,
+      h: b.onHand,
+      r: b.reserved,
+      g: b.registeredAt,
+      u: b.updatedAt,
+    }));
+    const result = await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('boxes')} (
+        tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
+        origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
+      )
+      SELECT t, b, c, i, w, s, l, n, e, o, f, h, r, g, u
+      FROM json_to_recordset(${recordset(rows)})
+        AS x(t text, b text, c text, i text, w text, s text, l text, n text[], e date, o text, f text, h int8, r int8, g timestamptz, u timestamptz)
+      ON CONFLICT (tenant_id, box_id) DO NOTHING
+    `);
+    expectRowCount('box registration (already registered?)', result.rowCount, created.length);
+  }
+
+  const patches = boxes.patches;
+  if (patches.length > 0) {
+    const rows = patches.map((p) => ({ t: p.tenantId, b: p.boxId, h: p.onHandDelta, r: p.reservedDelta, w: p.warehouseId, s: p.status, u: p.updatedAt }));
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('boxes')} AS b
+      SET on_hand = b.on_hand + p.h, reserved = b.reserved + p.r,
+        warehouse_id = coalesce(p.w, b.warehouse_id), status = coalesce(p.s, b.status), updated_at = p.u
+      FROM json_to_recordset(${recordset(rows)}) AS p(t text, b text, h int8, r int8, w text, s text, u timestamptz)
+      WHERE b.tenant_id = p.t AND b.box_id = p.b
+    `);
+    expectRowCount('box update (box never registered?)', result.rowCount, patches.length);
+  }
+}
 
 function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>): void {
   const { tenantId, occurredAt: updatedAt } = event;

@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { fulfillmentStatus, type EventData } from '../../src/events/index.js';
 import { sql } from '../../src/platform/sql.js';
 import {
+  applyByFolding,
   expectRowCount,
   ProjectionInvariantError,
+  type FoldContext,
+  type Folding,
   type ProjectedEvent,
   type Projection,
   type ProjectionContext,
@@ -109,6 +112,23 @@ const tables: readonly TableDefinition[] = [
   },
 ];
 
+/** Fulfillments as a fold: those the events touch, read once, changed in memory, written once with their custody movements. */
+const fulfillmentsFolding: Folding = {
+  begin: async (context) => {
+    const tracked = new Map<string, TrackedFulfillment>();
+    const lastSeqByTenant = new Map<string, bigint>();
+    const movements: CustodyMovement[] = [];
+    return {
+      fold: async (events) => {
+        await loadTouchedFulfillments(events, tracked, context);
+        await loadLastCreationSeqs(events, lastSeqByTenant, context);
+        for (const event of events) foldEvent(event, tracked, lastSeqByTenant, movements);
+      },
+      write: (writeContext) => writeFulfillments([...tracked.values()], movements, writeContext),
+    };
+  },
+};
+
 /** Delivery records keyed by order: status, chain of custody, delivery, receipt, exceptions and closure. */
 export const fulfillmentsProjection: Projection = {
   name: 'fulfillments',
@@ -123,13 +143,8 @@ export const fulfillmentsProjection: Projection = {
     'FulfillmentReceived',
     'FulfillmentClosed',
   ],
-  apply: async (events, context) => {
-    const tracked = await loadTouchedFulfillments(events, context);
-    const lastSeqByTenant = await loadLastCreationSeqs(events, context);
-    const movements: CustodyMovement[] = [];
-    for (const event of events) foldEvent(event, tracked, lastSeqByTenant, movements);
-    await writeFulfillments([...tracked.values()], movements, context);
-  },
+  folding: fulfillmentsFolding,
+  apply: applyByFolding(fulfillmentsFolding),
 };
 
 const existingFulfillmentRow = z.object({
@@ -141,14 +156,18 @@ const existingFulfillmentRow = z.object({
   lastMovementNo: z.number().int(),
 });
 
-/** Status, exceptions and last custody movement of every fulfillment the batch touches, in one query. */
-async function loadTouchedFulfillments(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, TrackedFulfillment>> {
+/**
+ * Status, exceptions and last custody movement of every fulfillment the events touch that exists
+ * already and is not tracked yet (the fold holds those it read or dispatched), in one query, into `tracked`.
+ */
+async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracked: Map<string, TrackedFulfillment>, { db, table }: FoldContext): Promise<void> {
   const keys = new Map<string, readonly [string, string]>();
   for (const { tenantId, data } of events) {
-    if ('orderId' in data) keys.set(rowKey(tenantId, data.orderId), [tenantId, data.orderId]);
+    if (!('orderId' in data)) continue;
+    const key = rowKey(tenantId, data.orderId);
+    if (!tracked.has(key)) keys.set(key, [tenantId, data.orderId]);
   }
-  const tracked = new Map<string, TrackedFulfillment>();
-  if (keys.size === 0) return tracked;
+  if (keys.size === 0) return;
   const rows = await db.any(sql.type(existingFulfillmentRow)`
     SELECT f.tenant_id AS "tenantId", f.order_id AS "orderId", f.status, f.exceptions, f.updated_at AS "updatedAt",
       (
@@ -175,16 +194,12 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], { db, 
       },
     });
   }
-  return tracked;
 }
 
-/** The highest creation sequence of each tenant that dispatches in the batch. */
-function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
-  return lastCreationSequences(
-    db,
-    table('fulfillments'),
-    events.filter((e) => e.type === 'FulfillmentDispatched').map((e) => e.tenantId),
-  );
+/** The highest creation sequence of each tenant that dispatches in the events, unless the fold knows it already. */
+async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Map<string, bigint>, { db, table }: FoldContext): Promise<void> {
+  const tenants = events.flatMap((e) => (e.type === 'FulfillmentDispatched' && !known.has(e.tenantId) ? [e.tenantId] : []));
+  for (const [tenantId, seq] of await lastCreationSequences(db, table('fulfillments'), tenants)) known.set(tenantId, seq);
 }
 
 function foldEvent(

@@ -3,8 +3,11 @@ import { orderStatus, type EventData, type OrderStatus } from '../../src/events/
 import { isAllowedOrderTransition, orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
 import { sql } from '../../src/platform/sql.js';
 import {
+  applyByFolding,
   expectRowCount,
   ProjectionInvariantError,
+  type FoldContext,
+  type Folding,
   type ProjectedEvent,
   type Projection,
   type ProjectionContext,
@@ -139,6 +142,22 @@ const handledEvents = [
   'FulfillmentClosed',
 ] as const;
 
+/** Orders as a fold: the orders the events touch, read once, changed in memory, written once. */
+const ordersFolding: Folding = {
+  begin: async (context) => {
+    const tracked = new Map<string, TrackedOrder>();
+    const lastSeqByTenant = new Map<string, bigint>();
+    return {
+      fold: async (events) => {
+        await loadTouchedOrders(events, tracked, context);
+        await loadLastCreationSeqs(events, lastSeqByTenant, context);
+        for (const event of events) foldEvent(event, tracked, lastSeqByTenant);
+      },
+      write: (writeContext) => writeOrders([...tracked.values()], writeContext),
+    };
+  },
+};
+
 /**
  * Orders with their lines and approval plan, and the status the order and fulfillment streams give
  * them. Order value, currency, patient reference and the plan's evaluated value are never stored.
@@ -148,22 +167,22 @@ export const ordersProjection: Projection = {
   version: 1,
   tables,
   handles: handledEvents,
-  apply: async (events, context) => {
-    const tracked = await loadTouchedOrders(events, context);
-    const lastSeqByTenant = await loadLastCreationSeqs(events, context);
-    for (const event of events) foldEvent(event, tracked, lastSeqByTenant);
-    await writeOrders([...tracked.values()], context);
-  },
+  folding: ordersFolding,
+  apply: applyByFolding(ordersFolding),
 };
 
-/** Status and version of every order the batch touches that exists already, in one query. */
-async function loadTouchedOrders(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, TrackedOrder>> {
+/**
+ * Status and version of every order the events touch that exists already and is not tracked yet
+ * (the fold holds those it read or drafted), in one query, into `tracked`.
+ */
+async function loadTouchedOrders(events: readonly ProjectedEvent[], tracked: Map<string, TrackedOrder>, { db, table }: FoldContext): Promise<void> {
   const keys = new Map<string, readonly [string, string]>();
   for (const { tenantId, data } of events) {
-    if ('orderId' in data) keys.set(rowKey(tenantId, data.orderId), [tenantId, data.orderId]);
+    if (!('orderId' in data)) continue;
+    const key = rowKey(tenantId, data.orderId);
+    if (!tracked.has(key)) keys.set(key, [tenantId, data.orderId]);
   }
-  const tracked = new Map<string, TrackedOrder>();
-  if (keys.size === 0) return tracked;
+  if (keys.size === 0) return;
   const rows = await db.any(sql.type(existingOrderRow)`
     SELECT tenant_id AS "tenantId", order_id AS "orderId", status, version, updated_at AS "updatedAt"
     FROM ${table('orders')}
@@ -177,18 +196,14 @@ async function loadTouchedOrders(events: readonly ProjectedEvent[], { db, table 
       progress: { ...emptyProgress(row.updatedAt), status: row.status, version: row.version },
     });
   }
-  return tracked;
 }
 
 const existingOrderRow = z.object({ tenantId: z.string(), orderId: z.string(), status: orderStatus, version: z.number().int(), updatedAt: z.string() });
 
-/** The highest creation sequence of each tenant that drafts orders in the batch. */
-function loadLastCreationSeqs(events: readonly ProjectedEvent[], { db, table }: ProjectionContext): Promise<Map<string, bigint>> {
-  return lastCreationSequences(
-    db,
-    table('orders'),
-    events.filter((e) => e.type === 'OrderDrafted').map((e) => e.tenantId),
-  );
+/** The highest creation sequence of each tenant that drafts orders in the events, unless the fold knows it already. */
+async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Map<string, bigint>, { db, table }: FoldContext): Promise<void> {
+  const tenants = events.flatMap((e) => (e.type === 'OrderDrafted' && !known.has(e.tenantId) ? [e.tenantId] : []));
+  for (const [tenantId, seq] of await lastCreationSequences(db, table('orders'), tenants)) known.set(tenantId, seq);
 }
 
 function emptyProgress(updatedAt: string): OrderProgress {

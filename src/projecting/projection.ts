@@ -1,4 +1,4 @@
-import type { DatabaseTransactionConnection, IdentifierSqlToken, QuerySqlToken } from 'slonik';
+import type { CommonQueryMethods, DatabaseTransactionConnection, IdentifierSqlToken, QuerySqlToken } from 'slonik';
 import type { EventEnvelope, EventType } from '../events/index.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
 
@@ -101,7 +101,47 @@ export type Projection = {
   readonly tables: readonly TableDefinition[];
   readonly handles: readonly EventType[];
   readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
+  /**
+   * Present when `apply` is a fold of the events in memory followed by one write of what they
+   * changed (`apply` is then exactly `applyByFolding(folding)`). A rebuild on Postgres folds many
+   * batches of the log into one FoldedChanges before it writes it, so that a row that changes all
+   * through the log (a box's balance, a stock level) is written once a write instead of once a
+   * batch, and each batch's events are let go as soon as they are folded.
+   */
+  readonly folding?: Folding;
 };
+
+/** Where a fold reads the rows it does not hold: committed rows of the generation being written. */
+export type FoldContext = {
+  readonly db: CommonQueryMethods;
+  readonly table: TableResolver;
+  readonly rebuild?: RebuildMemory;
+};
+
+/** A projection's changes as a fold in memory (Projection.folding). */
+export type Folding = {
+  /** The changes of the next write, empty (a rebuild's memory keeps the rows it holds). */
+  readonly begin: (context: FoldContext) => Promise<FoldedChanges>;
+};
+
+export type FoldedChanges = {
+  /**
+   * Folds events in, in log order: the same changes whether they come in one call or several. It
+   * may read rows it does not hold, through the context `begin` was given; it writes nothing.
+   */
+  readonly fold: (events: readonly ProjectedEvent[]) => Promise<void>;
+  /** Writes every change folded in (in the caller's transaction, with the checkpoint that covers them). */
+  readonly write: (context: ProjectionContext) => Promise<void>;
+};
+
+/** `apply` of a folding projection: begin, fold the batch, write. */
+export function applyByFolding(folding: Folding): Projection['apply'] {
+  return async (events, context) => {
+    const changes = await folding.begin(context);
+    await changes.fold(events);
+    await changes.write(context);
+  };
+}
 
 /** A value of a bulk-loaded column: text, a number, a bigint, a boolean, or NULL. */
 export type BulkValue = string | number | bigint | boolean | null;

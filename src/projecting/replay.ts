@@ -18,7 +18,7 @@ import {
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
-import { applyLogSideBySide, applyReplayBatch } from './sideBySide.js';
+import { applyLogSideBySide, applyReplayBatch, FoldedBatchesError } from './sideBySide.js';
 import { BulkLoader, type BulkLoadOptions } from './bulkLoad.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
@@ -47,7 +47,22 @@ export type ReplayOptions = {
    * on connections of their own. Absent (PGlite): every projection goes through `apply`.
    */
   readonly bulkLoad?: BulkLoadOptions;
+  /**
+   * With several lanes (parallelism > 1): events of the log a folding projection
+   * (Projection.folding) folds in memory before each write. Default `defaultFoldEvents`; 0 applies
+   * every batch on its own.
+   */
+  readonly foldEvents?: number;
 };
+
+/**
+ * Events folded before each write of a folding projection in a rebuild. Each write then carries
+ * one row per row changed, however often it changed (a box's balance changes with every movement
+ * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
+ * let go once folded. 1M-event log, 2 cores: 18.3-19.0 s against 22.8 s batch by batch, Postgres
+ * CPU 14.4-15.0 s against 19.6; 200 000 gained nothing more and held 40 MB more.
+ */
+export const defaultFoldEvents = 50_000;
 
 export type ReplayResult = {
   readonly events: number;
@@ -71,8 +86,20 @@ export class ReplayBusyError extends Error {
  * stops the replay; the live generation is left as it was.
  */
 export async function replayProjections(options: ReplayOptions): Promise<ReplayResult> {
+  try {
+    return await replayOnce(options);
+  } catch (error) {
+    if (!(error instanceof FoldedBatchesError)) throw error;
+    // Which event is at fault is known only batch by batch: a replay that applies each batch names it.
+    options.logger.warn({ err: error }, 'a folded write failed; replaying again batch by batch to find the event at fault');
+    return replayOnce({ ...options, foldEvents: 0 });
+  }
+}
+
+async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
   const { pool, eventStore, projections, logger } = options;
   const batchSize = options.batchSize ?? 5000;
+  const foldEvents = options.foldEvents ?? defaultFoldEvents;
   const names = projections.map((p) => p.name);
   const started = performance.now();
 
@@ -119,6 +146,7 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
             signal: options.signal,
             onProgress: (events) => options.onProgress?.({ seen: events, total: Math.max(total, events) }),
             ...(bulk === undefined ? {} : { bulk }),
+            ...(foldEvents > 0 ? { foldEvents } : {}),
           });
           targets = applied.targets;
           seen = applied.events;

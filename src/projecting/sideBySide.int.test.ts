@@ -6,8 +6,8 @@ import type { RecordedEvent } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { createGeneration, loadGenerations } from './generations.js';
-import { ProjectionInvariantError, type Projection } from './projection.js';
-import { applyLogSideBySide } from './sideBySide.js';
+import { applyByFolding, ProjectionInvariantError, type Folding, type Projection } from './projection.js';
+import { applyLogSideBySide, FoldedBatchesError } from './sideBySide.js';
 
 const batches = 12;
 const batchSize = 5;
@@ -56,6 +56,45 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
     },
   };
   return { projection, applied };
+}
+
+/** A folding projection that records the positions of each write, and fails the write that holds `failAtSeq`. */
+function foldingProjection(name: string, options: { failAtSeq?: number } = {}) {
+  const writes: number[][] = [];
+  const folding: Folding = {
+    begin: async () => {
+      const folded: { tenantId: string; seq: bigint }[] = [];
+      return {
+        fold: async (events) => {
+          for (const e of events) folded.push({ tenantId: e.tenantId, seq: e.position.seq });
+        },
+        write: async ({ db, table }) => {
+          if (options.failAtSeq !== undefined && folded.some((f) => Number(f.seq) === options.failAtSeq)) throw new ProjectionInvariantError(`cannot write ${options.failAtSeq}`);
+          await db.query(sql.typeAlias('void')`
+            INSERT INTO ${table('seen')} SELECT * FROM ${sql.unnest(
+              folded.map((f) => [f.tenantId, f.seq]),
+              ['text', 'int8'],
+            )}
+          `);
+          writes.push(folded.map((f) => Number(f.seq)));
+        },
+      };
+    },
+  };
+  const projection: Projection = {
+    name,
+    version: 1,
+    handles: ['ClinicOpened'],
+    tables: [
+      {
+        name: 'seen',
+        create: (table) => [sql.typeAlias('void')`CREATE TABLE ${table('seen')} (tenant_id text NOT NULL, seq bigint NOT NULL, PRIMARY KEY (tenant_id, seq))`],
+      },
+    ],
+    folding,
+    apply: applyByFolding(folding),
+  };
+  return { projection, writes };
 }
 
 describe('applyLogSideBySide', () => {
@@ -144,5 +183,61 @@ describe('applyLogSideBySide', () => {
     const appliedAfter = other.applied.length;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(other.applied).toHaveLength(appliedAfter);
+  });
+
+  test('with foldEvents, a folding projection folds batches and writes them together, every foldEvents events, the lanes staggered', async () => {
+    const first = foldingProjection('fold_first');
+    const second = foldingProjection('fold_second');
+    const plain = recordingProjection('fold_plain', { delayMs: 0 });
+    const log = reader(() => 0);
+    const result = await applyLogSideBySide({
+      pool: pool(),
+      targets: await targetsOf([first.projection, second.projection, plain.projection]),
+      parallelism: 2,
+      ahead: 2,
+      next: log.next,
+      logger: silentLogger,
+      foldEvents: 4 * batchSize,
+    });
+
+    const all = Array.from({ length: batches * batchSize }, (_, index) => index + 1);
+    for (const { writes } of [first, second]) {
+      // Every event once, in log order, in writes of whole batches.
+      expect(writes.flat()).toEqual(all);
+      for (const write of writes) expect(write.length % batchSize).toBe(0);
+    }
+    // Staggered: the first lane writes after half the interval, the second after all of it; then every interval.
+    expect(first.writes.map((w) => w.length)).toEqual([2, 4, 4, 2].map((n) => n * batchSize));
+    expect(second.writes.map((w) => w.length)).toEqual([4, 4, 4].map((n) => n * batchSize));
+    // A projection without folding still applies batch by batch.
+    expect(plain.applied).toHaveLength(batches);
+    const generations = (await loadGenerations(pool(), ['building'])).filter((g) => g.projection.startsWith('fold_'));
+    expect(generations.map((g) => [g.projection, g.checkpoint.seq, g.eventsApplied])).toEqual(
+      ['fold_first', 'fold_plain', 'fold_second'].map((name) => [name, BigInt(batches * batchSize), BigInt(batches * batchSize)]),
+    );
+    expect(result.targets.map((t) => t.generation.checkpoint.seq)).toEqual([1, 2, 3].map(() => BigInt(batches * batchSize)));
+  });
+
+  test('a folded write that fails throws FoldedBatchesError; the writes before it committed with their checkpoints, nothing of it did', async () => {
+    const failing = foldingProjection('foldfail_failing', { failAtSeq: 7 * batchSize });
+    const log = reader(() => 0);
+    const run = applyLogSideBySide({
+      pool: pool(),
+      targets: await targetsOf([failing.projection]),
+      parallelism: 2,
+      ahead: 2,
+      next: log.next,
+      logger: silentLogger,
+      foldEvents: 3 * batchSize,
+    });
+
+    await expect(run).rejects.toThrow(FoldedBatchesError);
+    await expect(run).rejects.toThrow(/foldfail_failing.*cannot write 35/);
+    // Two writes of three batches committed; the third (batches 7 to 9) did not.
+    expect(failing.writes.map((w) => w.length)).toEqual([3 * batchSize, 3 * batchSize]);
+    const [generation] = (await loadGenerations(pool(), ['building'])).filter((g) => g.projection === 'foldfail_failing');
+    expect(generation?.checkpoint.seq).toBe(BigInt(6 * batchSize));
+    const rows = await pool().oneFirst(sql.type(z.object({ rows: z.bigint() }))`SELECT count(*) AS rows FROM ${sql.identifier([generation?.schemaName ?? '', 'seen'])}`);
+    expect(rows).toBe(BigInt(6 * batchSize));
   });
 });

@@ -1,8 +1,11 @@
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { applyBatchInTransaction, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import { applyBatchInTransaction, handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import type { BulkLoader } from './bulkLoad.js';
+import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance } from './generations.js';
+import type { FoldedChanges, Folding } from './projection.js';
+import { isTransientDatabaseError } from './transientErrors.js';
 
 export type SideBySideOptions = {
   readonly pool: DatabasePool;
@@ -19,7 +22,26 @@ export type SideBySideOptions = {
   readonly onProgress?: (events: number) => void;
   /** COPY lanes for the insert-only projections (real Postgres). */
   readonly bulk?: BulkLoader;
+  /**
+   * Events of the log a folding projection (Projection.folding) folds before each write; absent:
+   * every projection applies each batch. Each write's rows and checkpoint commit together.
+   */
+  readonly foldEvents?: number;
 };
+
+/**
+ * A folding projection's fold or write failed. Which event is at fault is not known (its batch is
+ * gone): the replay runs again applying batch by batch, which names it (ReplayPoisonError).
+ */
+export class FoldedBatchesError extends Error {
+  constructor(
+    readonly projection: string,
+    cause: unknown,
+  ) {
+    super(`projection ${projection} could not apply the batches it folded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'FoldedBatchesError';
+  }
+}
 
 /**
  * One batch of a rebuild for `targets`, in one transaction that also moves their checkpoints; their
@@ -118,7 +140,98 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
     else handed.resolve();
   };
 
+  /** The batch is folded or applied by this lane: it may be let go once every lane has. */
+  const passed = (lane: number, batch: DecodedBatch, index: number) => {
+    applied[lane] = (applied[lane] ?? 0) + batch.events.length;
+    done[lane] = index + 1;
+    const slowestIndex = slowest();
+    for (const kept of window.keys()) if (kept < slowestIndex) window.delete(kept);
+    options.onProgress?.(Math.min(...applied));
+    wakeAll();
+  };
+
+  const foldingLanes = options.foldEvents === undefined ? [] : targets.flatMap((target, lane) => (foldingOf(target, options.bulk) === undefined ? [] : [lane]));
+
+  /**
+   * A folding projection's lane: each batch is folded in (in Node, no transaction) and let go; every
+   * `foldEvents` events of the log, one transaction writes what they changed and moves the
+   * checkpoint past them. The lanes' first writes come at staggered points of the log, so that
+   * their writes do not all fall on the same batch.
+   */
+  const runFolded = async (lane: number, folding: Folding, foldEvents: number): Promise<void> => {
+    const name = targets[lane]?.projection.name ?? '?';
+    // What fold and write throw (a transient failure aside) becomes a FoldedBatchesError.
+    const folded = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (error) {
+        if (isTransientDatabaseError(error)) throw error;
+        targets[lane]?.rebuild?.forget();
+        throw new FoldedBatchesError(name, error);
+      }
+    };
+    let group: { changes: FoldedChanges; advance: CheckpointAdvance | undefined; events: number } | undefined;
+    const rank = foldingLanes.indexOf(lane);
+    let due = Math.ceil((foldEvents * (rank + 1)) / Math.max(1, foldingLanes.length));
+    const write = async (pending: NonNullable<typeof group>) => {
+      const { advance } = pending;
+      if (advance === undefined) return;
+      await acquire(lane);
+      try {
+        const current = targets[lane];
+        if (failed || current === undefined) return;
+        const table = tableResolver(current.generation.schemaName);
+        await pool.transaction(async (tx) => {
+          await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+          await advanceCheckpoints(tx, [advance]);
+          await folded(() => pending.changes.write({ db: tx, table, ...(current.rebuild === undefined ? {} : { rebuild: current.rebuild }) }));
+        });
+        current.rebuild?.committed();
+        targets[lane] = { ...current, generation: advanced(current.generation, advance) };
+      } finally {
+        release();
+      }
+    };
+    for (let index = 0; ; index += 1) {
+      signal?.throwIfAborted();
+      const batch = await batchAt(index);
+      if (failed) break;
+      const current = targets[lane];
+      if (current === undefined) break;
+      if (batch !== undefined) {
+        const plan = planTarget(current, batch);
+        if (plan.advance !== undefined) {
+          if (group === undefined) {
+            current.rebuild?.begin();
+            const table = tableResolver(current.generation.schemaName);
+            const context = { db: pool, table, ...(current.rebuild === undefined ? {} : { rebuild: current.rebuild }) };
+            group = { changes: await folded(() => folding.begin(context)), advance: undefined, events: 0 };
+          }
+          const events = handledEvents(batch, plan.handled);
+          // An event the strict decode refused: applying batch by batch stops at it by name.
+          if (events === undefined) throw new FoldedBatchesError(name, new Error(`an event of batch ${index} of the log did not decode`));
+          const changes = group.changes;
+          if (events.length > 0) await folded(() => changes.fold(events));
+          group.advance = group.advance === undefined ? plan.advance : joined(group.advance, plan.advance);
+          group.events += batch.events.length;
+        }
+        passed(lane, batch, index);
+      }
+      if (group !== undefined && (batch === undefined || group.events >= due)) {
+        const pending = group;
+        group = undefined;
+        due = foldEvents;
+        await write(pending);
+      }
+      if (batch === undefined) break;
+    }
+    done[lane] = Number.POSITIVE_INFINITY;
+    wakeAll();
+  };
+
   const run = async (lane: number): Promise<void> => {
+    const folding = foldingLanes.includes(lane) ? foldingOf(targets[lane], options.bulk) : undefined;
+    if (folding !== undefined && options.foldEvents !== undefined) return runFolded(lane, folding, options.foldEvents);
     for (let index = 0; ; index += 1) {
       signal?.throwIfAborted();
       const batch = await batchAt(index);
@@ -133,12 +246,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       } finally {
         release();
       }
-      applied[lane] = (applied[lane] ?? 0) + batch.events.length;
-      done[lane] = index + 1;
-      const passed = slowest();
-      for (const kept of window.keys()) if (kept < passed) window.delete(kept);
-      options.onProgress?.(Math.min(...applied));
-      wakeAll();
+      passed(lane, batch, index);
     }
     done[lane] = Number.POSITIVE_INFINITY;
     wakeAll();
@@ -161,4 +269,15 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
   const failure = settled.find((result) => result.status === 'rejected');
   if (failure) throw failure.reason;
   return { targets, events: Math.max(0, ...applied) };
+}
+
+/** The folding of a target that folds in a rebuild: not one whose rows go by COPY. */
+function foldingOf(target: BatchTarget | undefined, bulk: BulkLoader | undefined): Folding | undefined {
+  if (target === undefined || bulk?.loads(target) === true) return undefined;
+  return target.projection.folding;
+}
+
+/** Two consecutive advances of one checkpoint as one. */
+function joined(earlier: CheckpointAdvance, later: CheckpointAdvance): CheckpointAdvance {
+  return { generation: earlier.generation, to: later.to, seen: earlier.seen + later.seen, applied: earlier.applied + later.applied, lastRecordedAt: later.lastRecordedAt };
 }

@@ -11,7 +11,7 @@ import { newEvent, type EventEnvelope } from '../../src/events/index.js';
 import { compareLogPositions, type EventStore, type LogPosition } from '../../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { sql } from '../../src/platform/sql.js';
-import { ReplayDecodeError } from '../../src/projecting/applyBatch.js';
+import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
 import { loadGenerations } from '../../src/projecting/generations.js';
 import { replayProjections } from '../../src/projecting/replay.js';
 import { cliPath } from '../support/cli.js';
@@ -80,6 +80,19 @@ describe('replays of a medium seed (real Postgres)', () => {
     const emptyDigest = 'd41d8cd98f00b204e9800998ecf8427e';
     expect(Object.entries(fastDigests).filter(([, digest]) => digest === emptyDigest)).toEqual([]);
     reference = fastDigests;
+  }, 600_000);
+
+  test('folding many batches before each write builds the same read tables as applying each batch on its own', async () => {
+    if (!seeded || !reference) throw new Error('the first test did not run');
+    const { pool, url } = seeded.database;
+    const common = { pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } };
+    // Batch by batch, then folds of 7 batches of 1 000: rows that change across many writes (balances, levels, orders).
+    const eachBatch = await replayProjections({ ...common, foldEvents: 0 });
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    const folded = await replayProjections({ ...common, batchSize: 1000, foldEvents: 7000 });
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(folded.events).toBe(eachBatch.events);
+    expect(folded.events).toBeGreaterThan(10 * 7000);
   }, 600_000);
 
   test('a rebuild SIGKILLed at a random batch leaves the live tables serving, and run again it ends identical', async () => {
@@ -173,6 +186,24 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
     await expectStopsAt(position, eventId, /unknown event type/);
     const strict = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, strict: true });
     expect(strict.events).toBe(Number((await seeded.eventStore.head()).eventCount));
+  }, 180_000);
+
+  test('an event a folding projection cannot apply stops the replay with the event named (found again batch by batch)', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool, url } = seeded.database;
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    const live = await readModelDigests(pool, allProjections);
+    const eventId = randomUUID();
+    // Well formed, but of a box that was never registered: the boxes projection's write cannot apply it.
+    const poison = newEvent('BoxStatusChanged', { boxId: 'box_never_registered', status: 'quarantined' }, { eventId, tenantId: seeded.workspaceId, occurredAt: asOf });
+    const position = await appendRaw(poison);
+    // Small batches: the search batch by batch then isolates the event within 500 events, not 5 000.
+    const replay = replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, batchSize: 500, bulkLoad: { connectionUri: url } });
+    await expect(replay).rejects.toThrow(ReplayPoisonError);
+    await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
+    await expect(replay).rejects.toThrow(eventId);
+    expect(await buildingGenerations(pool)).toEqual([]);
+    expect(await readModelDigests(pool, allProjections)).toEqual(live);
   }, 180_000);
 
   test('a schema version this code does not read stops it with the event position', async () => {
