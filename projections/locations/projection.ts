@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { expectRowCount, type Projection, type ProjectedEvent, type TableDefinition } from '../../src/projecting/projection.js';
+import { applyByFolding, expectRowCount, type Folding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
 
 type ClinicRecord = {
@@ -59,61 +59,75 @@ const tables: readonly TableDefinition[] = [
   },
 ];
 
+/** Clinics and warehouses as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
+const locationsFolding: Folding = {
+  begin: async () => {
+        const clinics = new RowChanges<ClinicRecord, ClinicPatch>('clinic');
+        const warehouses = new RowChanges<WarehouseRecord, WarehousePatch>('warehouse');
+    return {
+      fold: async (events) => {
+        for (const event of events) foldEvent(event, clinics, warehouses);
+      },
+      write: (context) => writeLocations(clinics, warehouses, context),
+    };
+  },
+};
+
 /** Clinics (locations) and warehouses of every tenant. */
 export const locationsProjection: Projection = {
   name: 'locations',
   version: 1,
   tables,
   handles: ['ClinicOpened', 'ClinicRenamed', 'ClinicStatusChanged', 'WarehouseOpened', 'WarehouseStatusChanged'],
-  apply: async (events, { db, table }) => {
-    const clinics = new RowChanges<ClinicRecord, ClinicPatch>('clinic');
-    const warehouses = new RowChanges<WarehouseRecord, WarehousePatch>('warehouse');
-    for (const event of events) foldEvent(event, clinics, warehouses);
-
-    if (clinics.created.length > 0) {
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('clinics')} (tenant_id, clinic_id, name, status, updated_at)
-        SELECT * FROM ${sql.unnest(
-          clinics.created.map((c) => [c.tenantId, c.clinicId, c.name, c.status, c.updatedAt]),
-          ['text', 'text', 'text', 'text', 'timestamptz'],
-        )}
-      `);
-    }
-    if (clinics.patches.length > 0) {
-      const result = await db.query(sql.typeAlias('void')`
-        UPDATE ${table('clinics')} AS c
-        SET name = coalesce(p.name, c.name), status = coalesce(p.status, c.status), updated_at = p.updated_at
-        FROM ${sql.unnest(
-          clinics.patches.map((c) => [c.tenantId, c.clinicId, c.name ?? null, c.status ?? null, c.updatedAt]),
-          ['text', 'text', 'text', 'text', 'timestamptz'],
-        )} AS p(tenant_id, clinic_id, name, status, updated_at)
-        WHERE c.tenant_id = p.tenant_id AND c.clinic_id = p.clinic_id
-      `);
-      expectRowCount('clinic update', result.rowCount, clinics.patches.length);
-    }
-    if (warehouses.created.length > 0) {
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('warehouses')} (tenant_id, warehouse_id, name, kind, clinic_id, status, updated_at)
-        SELECT * FROM ${sql.unnest(
-          warehouses.created.map((w) => [w.tenantId, w.warehouseId, w.name, w.kind, w.clinicId, w.status, w.updatedAt]),
-          ['text', 'text', 'text', 'text', 'text', 'text', 'timestamptz'],
-        )}
-      `);
-    }
-    if (warehouses.patches.length > 0) {
-      const result = await db.query(sql.typeAlias('void')`
-        UPDATE ${table('warehouses')} AS w
-        SET status = p.status, updated_at = p.updated_at
-        FROM ${sql.unnest(
-          warehouses.patches.map((w) => [w.tenantId, w.warehouseId, w.status, w.updatedAt]),
-          ['text', 'text', 'text', 'timestamptz'],
-        )} AS p(tenant_id, warehouse_id, status, updated_at)
-        WHERE w.tenant_id = p.tenant_id AND w.warehouse_id = p.warehouse_id
-      `);
-      expectRowCount('warehouse update', result.rowCount, warehouses.patches.length);
-    }
-  },
+  folding: locationsFolding,
+  apply: applyByFolding(locationsFolding),
 };
+
+/** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */
+async function writeLocations(clinics: RowChanges<ClinicRecord, ClinicPatch>, warehouses: RowChanges<WarehouseRecord, WarehousePatch>, { db, table }: ProjectionContext): Promise<void> {
+  if (clinics.created.length > 0) {
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('clinics')} (tenant_id, clinic_id, name, status, updated_at)
+      SELECT * FROM ${sql.unnest(
+        clinics.created.map((c) => [c.tenantId, c.clinicId, c.name, c.status, c.updatedAt]),
+        ['text', 'text', 'text', 'text', 'timestamptz'],
+      )}
+    `);
+  }
+  if (clinics.patches.length > 0) {
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('clinics')} AS c
+      SET name = coalesce(p.name, c.name), status = coalesce(p.status, c.status), updated_at = p.updated_at
+      FROM ${sql.unnest(
+        clinics.patches.map((c) => [c.tenantId, c.clinicId, c.name ?? null, c.status ?? null, c.updatedAt]),
+        ['text', 'text', 'text', 'text', 'timestamptz'],
+      )} AS p(tenant_id, clinic_id, name, status, updated_at)
+      WHERE c.tenant_id = p.tenant_id AND c.clinic_id = p.clinic_id
+    `);
+    expectRowCount('clinic update', result.rowCount, clinics.patches.length);
+  }
+  if (warehouses.created.length > 0) {
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('warehouses')} (tenant_id, warehouse_id, name, kind, clinic_id, status, updated_at)
+      SELECT * FROM ${sql.unnest(
+        warehouses.created.map((w) => [w.tenantId, w.warehouseId, w.name, w.kind, w.clinicId, w.status, w.updatedAt]),
+        ['text', 'text', 'text', 'text', 'text', 'text', 'timestamptz'],
+      )}
+    `);
+  }
+  if (warehouses.patches.length > 0) {
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('warehouses')} AS w
+      SET status = p.status, updated_at = p.updated_at
+      FROM ${sql.unnest(
+        warehouses.patches.map((w) => [w.tenantId, w.warehouseId, w.status, w.updatedAt]),
+        ['text', 'text', 'text', 'timestamptz'],
+      )} AS p(tenant_id, warehouse_id, status, updated_at)
+      WHERE w.tenant_id = p.tenant_id AND w.warehouse_id = p.warehouse_id
+    `);
+    expectRowCount('warehouse update', result.rowCount, warehouses.patches.length);
+  }
+}
 
 function foldEvent(event: ProjectedEvent, clinics: RowChanges<ClinicRecord, ClinicPatch>, warehouses: RowChanges<WarehouseRecord, WarehousePatch>): void {
   const { tenantId, occurredAt: updatedAt } = event;

@@ -1,7 +1,10 @@
 import { sql } from '../../src/platform/sql.js';
 import {
+  applyByFolding,
   expectRowCount,
   ProjectionInvariantError,
+  type Folding,
+  type ProjectionContext,
   type Projection,
   type ProjectedEvent,
   type TableDefinition,
@@ -70,82 +73,96 @@ const tables: readonly TableDefinition[] = [
   },
 ];
 
+/** Workspaces and members as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
+const tenantsFolding: Folding = {
+  begin: async () => {
+        const tenants = new RowChanges<TenantRecord, TenantPatch>('tenant');
+        const members = new RowChanges<MemberRecord, MemberPatch>('member', {
+          applyTo: (row, patch) => ({ ...row, ...combineMemberPatches(row, patch) }),
+          combine: combineMemberPatches,
+        });
+    return {
+      fold: async (events) => {
+        for (const event of events) foldEvent(event, tenants, members);
+      },
+      write: (context) => writeTenants(tenants, members, context),
+    };
+  },
+};
+
 /** Workspaces (tenants) and their members: what API key authentication checks on every request. */
 export const tenantsProjection: Projection = {
   name: 'tenants',
   version: 1,
   tables,
   handles: ['WorkspaceCreated', 'WorkspaceSuspended', 'WorkspaceReactivated', 'MemberJoined', 'MemberSuspended', 'MemberReactivated', 'MemberRemoved'],
-  apply: async (events, { db, table }) => {
-    const tenants = new RowChanges<TenantRecord, TenantPatch>('tenant');
-    const members = new RowChanges<MemberRecord, MemberPatch>('member', {
-      applyTo: (row, patch) => ({ ...row, ...combineMemberPatches(row, patch) }),
-      combine: combineMemberPatches,
-    });
-    for (const event of events) foldEvent(event, tenants, members);
-
-    if (tenants.created.length > 0) {
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('tenants')} (tenant_id, name, status, updated_at)
-        SELECT * FROM ${sql.unnest(
-          tenants.created.map((t) => [t.tenantId, t.name, t.status, t.updatedAt]),
-          ['text', 'text', 'text', 'timestamptz'],
-        )}
-      `);
-    }
-    if (tenants.patches.length > 0) {
-      const result = await db.query(sql.typeAlias('void')`
-        UPDATE ${table('tenants')} AS t
-        SET status = p.status, updated_at = p.updated_at
-        FROM ${sql.unnest(
-          tenants.patches.map((t) => [t.tenantId, t.status, t.updatedAt]),
-          ['text', 'text', 'timestamptz'],
-        )} AS p(tenant_id, status, updated_at)
-        WHERE t.tenant_id = p.tenant_id
-      `);
-      expectRowCount('tenant update', result.rowCount, tenants.patches.length);
-    }
-    if (members.created.length > 0) {
-      // unnest cannot carry one array per row (it flattens them), so permissions travel as JSON.
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('members')} (tenant_id, member_id, role, permissions, status, last_deactivated_at, joined_at, updated_at)
-        SELECT
-          m.tenant_id, m.member_id, m.role,
-          ARRAY(SELECT e.value FROM jsonb_array_elements_text(m.permissions) WITH ORDINALITY AS e(value, n) ORDER BY e.n),
-          m.status, m.last_deactivated_at, m.joined_at, m.updated_at
-        FROM ${sql.unnest(
-          members.created.map((m) => [
-            m.tenantId,
-            m.memberId,
-            m.role,
-            JSON.stringify(m.permissions),
-            m.status,
-            m.lastDeactivatedAt,
-            m.joinedAt,
-            m.updatedAt,
-          ]),
-          ['text', 'text', 'text', 'jsonb', 'text', 'timestamptz', 'timestamptz', 'timestamptz'],
-        )} AS m(tenant_id, member_id, role, permissions, status, last_deactivated_at, joined_at, updated_at)
-      `);
-    }
-    if (members.patches.length > 0) {
-      // Same rules as combineMemberPatches, against the stored row.
-      const result = await db.query(sql.typeAlias('void')`
-        UPDATE ${table('members')} AS m
-        SET
-          status = CASE WHEN m.status = 'removed' THEN m.status ELSE p.status END,
-          last_deactivated_at = greatest(m.last_deactivated_at, p.last_deactivated_at),
-          updated_at = p.updated_at
-        FROM ${sql.unnest(
-          members.patches.map((m) => [m.tenantId, m.memberId, m.status, m.lastDeactivatedAt, m.updatedAt]),
-          ['text', 'text', 'text', 'timestamptz', 'timestamptz'],
-        )} AS p(tenant_id, member_id, status, last_deactivated_at, updated_at)
-        WHERE m.tenant_id = p.tenant_id AND m.member_id = p.member_id
-      `);
-      expectRowCount('member update', result.rowCount, members.patches.length);
-    }
-  },
+  folding: tenantsFolding,
+  apply: applyByFolding(tenantsFolding),
 };
+
+/** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */
+async function writeTenants(tenants: RowChanges<TenantRecord, TenantPatch>, members: RowChanges<MemberRecord, MemberPatch>, { db, table }: ProjectionContext): Promise<void> {
+  if (tenants.created.length > 0) {
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('tenants')} (tenant_id, name, status, updated_at)
+      SELECT * FROM ${sql.unnest(
+        tenants.created.map((t) => [t.tenantId, t.name, t.status, t.updatedAt]),
+        ['text', 'text', 'text', 'timestamptz'],
+      )}
+    `);
+  }
+  if (tenants.patches.length > 0) {
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('tenants')} AS t
+      SET status = p.status, updated_at = p.updated_at
+      FROM ${sql.unnest(
+        tenants.patches.map((t) => [t.tenantId, t.status, t.updatedAt]),
+        ['text', 'text', 'timestamptz'],
+      )} AS p(tenant_id, status, updated_at)
+      WHERE t.tenant_id = p.tenant_id
+    `);
+    expectRowCount('tenant update', result.rowCount, tenants.patches.length);
+  }
+  if (members.created.length > 0) {
+    // unnest cannot carry one array per row (it flattens them), so permissions travel as JSON.
+    await db.query(sql.typeAlias('void')`
+      INSERT INTO ${table('members')} (tenant_id, member_id, role, permissions, status, last_deactivated_at, joined_at, updated_at)
+      SELECT
+        m.tenant_id, m.member_id, m.role,
+        ARRAY(SELECT e.value FROM jsonb_array_elements_text(m.permissions) WITH ORDINALITY AS e(value, n) ORDER BY e.n),
+        m.status, m.last_deactivated_at, m.joined_at, m.updated_at
+      FROM ${sql.unnest(
+        members.created.map((m) => [
+          m.tenantId,
+          m.memberId,
+          m.role,
+          JSON.stringify(m.permissions),
+          m.status,
+          m.lastDeactivatedAt,
+          m.joinedAt,
+          m.updatedAt,
+        ]),
+        ['text', 'text', 'text', 'jsonb', 'text', 'timestamptz', 'timestamptz', 'timestamptz'],
+      )} AS m(tenant_id, member_id, role, permissions, status, last_deactivated_at, joined_at, updated_at)
+    `);
+  }
+  if (members.patches.length > 0) {
+    // Same rules as combineMemberPatches, against the stored row.
+    const result = await db.query(sql.typeAlias('void')`
+      UPDATE ${table('members')} AS m
+      SET
+        status = CASE WHEN m.status = 'removed' THEN m.status ELSE p.status END,
+        last_deactivated_at = greatest(m.last_deactivated_at, p.last_deactivated_at),
+        updated_at = p.updated_at
+      FROM ${sql.unnest(
+        members.patches.map((m) => [m.tenantId, m.memberId, m.status, m.lastDeactivatedAt, m.updatedAt]),
+        ['text', 'text', 'text', 'timestamptz', 'timestamptz'],
+      )} AS p(tenant_id, member_id, status, last_deactivated_at, updated_at)
+      WHERE m.tenant_id = p.tenant_id AND m.member_id = p.member_id
+    `);
+    expectRowCount('member update', result.rowCount, members.patches.length);
+  }
+}
 
 /**
  * A later change after an earlier one (or after a row). Removal is final, as in the console. The
