@@ -20,6 +20,9 @@ function openings(names: readonly string[], firstSeq = 1): RecordedEvent[] {
 
 const poisonName = 'poison';
 
+/** A name the table refuses (its CHECK), which the projection's own code lets through. */
+const refusedByTable = 'refused by the table';
+
 /** An insert-only projection of clinic names; counts the batches that went through `apply`. */
 function namesProjection(name: string) {
   const calls = { apply: 0 };
@@ -36,7 +39,9 @@ function namesProjection(name: string) {
       {
         name: 'names',
         create: (table) => [
-          sql.typeAlias('void')`CREATE TABLE ${table('names')} (tenant_id text NOT NULL, seq bigint NOT NULL, name text NOT NULL, even boolean NOT NULL, note text)`,
+          sql.typeAlias('void')`
+            CREATE TABLE ${table('names')} (tenant_id text NOT NULL, seq bigint NOT NULL, name text NOT NULL CHECK (name <> 'refused by the table'), even boolean NOT NULL, note text)
+          `,
         ],
       },
     ],
@@ -138,5 +143,41 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
     expect(bulkOne.calls.apply).toBe(0);
     expect(ordinary.calls.apply).toBe(1);
     for (const target of targets) expect((await rowsOf(target)).map((row) => row.name)).toEqual(['a', 'b', 'c']);
+  });
+
+  test('an open COPY takes the rows of many batches and commits them with one checkpoint; nothing shows before the commit', async () => {
+    const { projection, calls } = namesProjection('bulk_open');
+    const target = await targetOf(projection);
+    const first = decodeBatch(openings(['a', 'b']));
+    const second = decodeBatch(openings(['c', 'd', 'e'], 3));
+    const copy = await bulk().open(target);
+    await copy.write(first.projected as ProjectedEvent[]);
+    await copy.write(second.projected as ProjectedEvent[]);
+    expect(await rowsOf(target)).toEqual([]);
+    const advance = { generation: target.generation, to: { tx: 1n, seq: 5n }, seen: 5, applied: 5, lastRecordedAt: '2026-01-01T00:00:00.000Z' };
+    await copy.commit(advance);
+
+    expect((await rowsOf(target)).map((row) => row.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(await checkpointOf(target)).toBe(5n);
+    expect(calls.apply).toBe(0);
+  });
+
+  test('an open COPY the table refuses commits nothing, and the loader goes on with a new connection', async () => {
+    const { projection } = namesProjection('bulk_open_refused');
+    const target = await targetOf(projection);
+    const copy = await bulk().open(target);
+    await copy.write(decodeBatch(openings(['fine'])).projected as ProjectedEvent[]);
+    // The refusal comes back from the server while the rows stream, or at the latest when the COPY ends.
+    const refused = (async () => {
+      await copy.write(decodeBatch(openings([refusedByTable], 2)).projected as ProjectedEvent[]);
+      await copy.commit({ generation: target.generation, to: { tx: 1n, seq: 2n }, seen: 2, applied: 2, lastRecordedAt: '2026-01-01T00:00:00.000Z' });
+    })();
+    await expect(refused).rejects.toThrow(/check constraint/);
+    expect(await rowsOf(target)).toEqual([]);
+    expect(await checkpointOf(target)).toBe(0n);
+
+    const after = await bulk().apply(target, decodeBatch(openings(['later'])));
+    expect(after?.generation.checkpoint.seq).toBe(1n);
+    expect((await rowsOf(target)).map((row) => row.name)).toEqual(['later']);
   });
 });

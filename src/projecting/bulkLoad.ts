@@ -1,5 +1,6 @@
+import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
@@ -7,8 +8,8 @@ import type { Logger } from '../platform/logger.js';
 import { driverText, sql } from '../platform/sql.js';
 import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { copyText } from './copyText.js';
-import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver } from './generations.js';
-import { ProjectionInvariantError } from './projection.js';
+import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver, type CheckpointAdvance } from './generations.js';
+import { ProjectionInvariantError, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 /** Where a replay loads the rows of insert-only projections with COPY (real Postgres only). */
@@ -95,6 +96,76 @@ export class BulkLoader {
     }
   }
 
+  /**
+   * One COPY that stays open across many batches of the log (a folding replay): each batch's rows
+   * are streamed into it as soon as they are made, while Postgres takes in the earlier ones, and
+   * `commit` ends it, moves the checkpoint past every batch it took and commits, all in one
+   * transaction. A refusal is thrown like any other failure: the caller replays batch by batch.
+   */
+  async open(target: BatchTarget): Promise<OpenCopy> {
+    const bulk = target.projection.bulkRows;
+    if (bulk === undefined) throw new Error(`projection ${target.projection.name} has no bulk rows`);
+    const client = await this.client();
+    let settled = false;
+    const end = async (healthy: boolean) => {
+      settled = true;
+      this.release(client, healthy);
+    };
+    try {
+      await run(client, sql.fragment`BEGIN`);
+      await run(client, sql.fragment`SET LOCAL synchronous_commit TO off`);
+    } catch (error) {
+      await end(false);
+      throw error;
+    }
+    const columns = sql.join(
+      bulk.columns.map((column) => sql.identifier([column])),
+      sql.fragment`, `,
+    );
+    const stream = client.query(copyFrom(driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columns}) FROM STDIN`)));
+    let failure: unknown;
+    stream.on('error', (error) => {
+      failure ??= error;
+    });
+    const fail = async (error: unknown): Promise<never> => {
+      if (!settled) {
+        stream.destroy();
+        // The connection is mid-COPY: it is not used again (ending it rolls the transaction back).
+        await end(false);
+      }
+      throw error;
+    };
+    return {
+      write: async (events) => {
+        if (failure !== undefined) return fail(failure);
+        const rows = bulk.rowsOf(events);
+        if (rows.length === 0) return;
+        if (!stream.write(Buffer.from(copyText(rows), 'utf8'))) {
+          await Promise.race([once(stream, 'drain'), finished(stream)]).catch(fail);
+        }
+      },
+      commit: async (advance) => {
+        try {
+          if (failure !== undefined) throw failure;
+          stream.end();
+          await finished(stream);
+          const moved = await run(client, checkpointAdvanceStatement([advance]));
+          expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+          await run(client, sql.fragment`COMMIT`);
+        } catch (error) {
+          return fail(error);
+        }
+        await end(true);
+      },
+      abort: async () => {
+        if (!settled) {
+          stream.destroy();
+          await end(false);
+        }
+      },
+    };
+  }
+
   async close(): Promise<void> {
     const clients = [...this.all];
     this.all.clear();
@@ -122,6 +193,16 @@ export class BulkLoader {
     void client.end().catch(() => undefined);
   }
 }
+
+/** A COPY open across batches (BulkLoader.open). */
+export type OpenCopy = {
+  /** Streams the rows of these events (handled by the projection, in log order). */
+  readonly write: (events: readonly ProjectedEvent[]) => Promise<void>;
+  /** Ends the COPY, moves the checkpoint and commits. */
+  readonly commit: (advance: CheckpointAdvance) => Promise<void>;
+  /** Gives up: nothing of it commits. */
+  readonly abort: () => Promise<void>;
+};
 
 /** A batch the projection's own rules refuse before anything is sent. */
 class BulkRefusal extends Error {}

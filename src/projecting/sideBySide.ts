@@ -4,7 +4,7 @@ import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import type { BulkLoader } from './bulkLoad.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance } from './generations.js';
-import type { FoldedChanges, Folding } from './projection.js';
+import type { ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 export type SideBySideOptions = {
@@ -150,17 +150,52 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
     wakeAll();
   };
 
-  const foldingLanes = options.foldEvents === undefined ? [] : targets.flatMap((target, lane) => (foldingOf(target, options.bulk) === undefined ? [] : [lane]));
+  const foldingLanes = options.foldEvents === undefined ? [] : targets.flatMap((target, lane) => (folds(target, options.bulk) ? [lane] : []));
+
+  /** What a folding lane holds between two commits: the projection's changes, or an open COPY. */
+  type OpenFold = { fold(events: readonly ProjectedEvent[]): Promise<void>; commit(advance: CheckpointAdvance): Promise<void>; abort(): Promise<void> };
+
+  const openFold = async (lane: number, target: BatchTarget): Promise<OpenFold> => {
+    const { bulk } = options;
+    if (bulk?.loads(target) === true) {
+      const copy = await bulk.open(target);
+      return { fold: copy.write, commit: copy.commit, abort: copy.abort };
+    }
+    const folding = target.projection.folding;
+    if (folding === undefined) throw new Error(`projection ${target.projection.name} does not fold`);
+    const table = tableResolver(target.generation.schemaName);
+    const rebuild = target.rebuild === undefined ? {} : { rebuild: target.rebuild };
+    target.rebuild?.begin();
+    const changes = await folding.begin({ db: pool, table, ...rebuild });
+    return {
+      fold: changes.fold,
+      commit: async (advance) => {
+        await acquire(lane);
+        try {
+          if (failed) return;
+          await pool.transaction(async (tx) => {
+            await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+            await advanceCheckpoints(tx, [advance]);
+            await changes.write({ db: tx, table, ...rebuild });
+          });
+          target.rebuild?.committed();
+        } finally {
+          release();
+        }
+      },
+      abort: async () => undefined,
+    };
+  };
 
   /**
-   * A folding projection's lane: each batch is folded in (in Node, no transaction) and let go; every
-   * `foldEvents` events of the log, one transaction writes what they changed and moves the
-   * checkpoint past them. The lanes' first writes come at staggered points of the log, so that
-   * their writes do not all fall on the same batch.
+   * A folding lane: each batch is folded in (into the projection's changes in Node, or streamed
+   * into an open COPY) and let go; every `foldEvents` events of the log, one transaction writes
+   * what they changed and moves the checkpoint past them. The lanes' first commits come at
+   * staggered points of the log, so that they do not all fall on the same batch.
    */
-  const runFolded = async (lane: number, folding: Folding, foldEvents: number): Promise<void> => {
+  const runFolded = async (lane: number, foldEvents: number): Promise<void> => {
     const name = targets[lane]?.projection.name ?? '?';
-    // What fold and write throw (a transient failure aside) becomes a FoldedBatchesError.
+    // What fold and commit throw (a transient failure aside) becomes a FoldedBatchesError.
     const folded = async <T>(work: () => Promise<T>): Promise<T> => {
       try {
         return await work();
@@ -170,68 +205,51 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
         throw new FoldedBatchesError(name, error);
       }
     };
-    let group: { changes: FoldedChanges; advance: CheckpointAdvance | undefined; events: number } | undefined;
+    let group: { open: OpenFold; advance: CheckpointAdvance | undefined; events: number } | undefined;
     const rank = foldingLanes.indexOf(lane);
     let due = Math.ceil((foldEvents * (rank + 1)) / Math.max(1, foldingLanes.length));
-    const write = async (pending: NonNullable<typeof group>) => {
-      const { advance } = pending;
-      if (advance === undefined) return;
-      await acquire(lane);
-      try {
+    try {
+      for (let index = 0; ; index += 1) {
+        signal?.throwIfAborted();
+        const batch = await batchAt(index);
+        if (failed) break;
         const current = targets[lane];
-        if (failed || current === undefined) return;
-        const table = tableResolver(current.generation.schemaName);
-        await pool.transaction(async (tx) => {
-          await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
-          await advanceCheckpoints(tx, [advance]);
-          await folded(() => pending.changes.write({ db: tx, table, ...(current.rebuild === undefined ? {} : { rebuild: current.rebuild }) }));
-        });
-        current.rebuild?.committed();
-        targets[lane] = { ...current, generation: advanced(current.generation, advance) };
-      } finally {
-        release();
-      }
-    };
-    for (let index = 0; ; index += 1) {
-      signal?.throwIfAborted();
-      const batch = await batchAt(index);
-      if (failed) break;
-      const current = targets[lane];
-      if (current === undefined) break;
-      if (batch !== undefined) {
-        const plan = planTarget(current, batch);
-        if (plan.advance !== undefined) {
-          if (group === undefined) {
-            current.rebuild?.begin();
-            const table = tableResolver(current.generation.schemaName);
-            const context = { db: pool, table, ...(current.rebuild === undefined ? {} : { rebuild: current.rebuild }) };
-            group = { changes: await folded(() => folding.begin(context)), advance: undefined, events: 0 };
+        if (current === undefined) break;
+        if (batch !== undefined) {
+          const plan = planTarget(current, batch);
+          if (plan.advance !== undefined) {
+            group ??= { open: await folded(() => openFold(lane, current)), advance: undefined, events: 0 };
+            const events = handledEvents(batch, plan.handled);
+            // An event the strict decode refused: applying batch by batch stops at it by name.
+            if (events === undefined) throw new FoldedBatchesError(name, new Error(`an event of batch ${index} of the log did not decode`));
+            const { open } = group;
+            if (events.length > 0) await folded(() => open.fold(events));
+            group.advance = group.advance === undefined ? plan.advance : joined(group.advance, plan.advance);
+            group.events += batch.events.length;
           }
-          const events = handledEvents(batch, plan.handled);
-          // An event the strict decode refused: applying batch by batch stops at it by name.
-          if (events === undefined) throw new FoldedBatchesError(name, new Error(`an event of batch ${index} of the log did not decode`));
-          const changes = group.changes;
-          if (events.length > 0) await folded(() => changes.fold(events));
-          group.advance = group.advance === undefined ? plan.advance : joined(group.advance, plan.advance);
-          group.events += batch.events.length;
+          passed(lane, batch, index);
         }
-        passed(lane, batch, index);
+        if (group !== undefined && (batch === undefined || group.events >= due)) {
+          const { open, advance } = group;
+          group = undefined;
+          due = foldEvents;
+          if (advance !== undefined && !failed) {
+            await folded(() => open.commit(advance));
+            const committed = targets[lane];
+            if (committed !== undefined) targets[lane] = { ...committed, generation: advanced(committed.generation, advance) };
+          } else await open.abort();
+        }
+        if (batch === undefined) break;
       }
-      if (group !== undefined && (batch === undefined || group.events >= due)) {
-        const pending = group;
-        group = undefined;
-        due = foldEvents;
-        await write(pending);
-      }
-      if (batch === undefined) break;
+    } finally {
+      await group?.open.abort();
     }
     done[lane] = Number.POSITIVE_INFINITY;
     wakeAll();
   };
 
   const run = async (lane: number): Promise<void> => {
-    const folding = foldingLanes.includes(lane) ? foldingOf(targets[lane], options.bulk) : undefined;
-    if (folding !== undefined && options.foldEvents !== undefined) return runFolded(lane, folding, options.foldEvents);
+    if (foldingLanes.includes(lane) && options.foldEvents !== undefined) return runFolded(lane, options.foldEvents);
     for (let index = 0; ; index += 1) {
       signal?.throwIfAborted();
       const batch = await batchAt(index);
@@ -271,10 +289,9 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
   return { targets, events: Math.max(0, ...applied) };
 }
 
-/** The folding of a target that folds in a rebuild: not one whose rows go by COPY. */
-function foldingOf(target: BatchTarget | undefined, bulk: BulkLoader | undefined): Folding | undefined {
-  if (target === undefined || bulk?.loads(target) === true) return undefined;
-  return target.projection.folding;
+/** Whether a target folds in a rebuild: a folding projection, or one whose rows go by COPY. */
+function folds(target: BatchTarget, bulk: BulkLoader | undefined): boolean {
+  return bulk?.loads(target) === true || target.projection.folding !== undefined;
 }
 
 /** Two consecutive advances of one checkpoint as one. */
