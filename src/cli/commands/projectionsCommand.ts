@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { allProjections, projectionsNamed } from '../../../projections/index.js';
 import { openServices } from '../../main/services.js';
 import { bulkLoadOf } from '../../projecting/bulkLoad.js';
-import { defaultReplayParallelism, replayProjections } from '../../projecting/replay.js';
+import { defaultFoldEvents, defaultReplayParallelism, replayProjections } from '../../projecting/replay.js';
 import { projectionsReport, ProjectionsWaitTimeout, waitForProjections } from '../../projecting/status.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
@@ -10,7 +10,7 @@ import { integerOption, parseOptions } from '../options.js';
 import { printJson } from '../output.js';
 import { createProgressBar } from '../progressBar.js';
 
-const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME] [--strict] [--parallel N] [--batch N]';
+const usage = 'supply-api projections status | wait [--timeout S] | replay [--projection NAME] [--strict] [--parallel N] [--batch N] [--fold N]';
 
 export const projectionsCommand: Command = async ({ args, config, logger, clock }) => {
   const [action, ...rest] = args;
@@ -44,7 +44,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
     case 'replay': {
       const { values } = parseOptions(
         rest,
-        { projection: { type: 'string', multiple: true }, strict: { type: 'boolean' }, parallel: { type: 'string' }, batch: { type: 'string' } },
+        { projection: { type: 'string', multiple: true }, strict: { type: 'boolean' }, parallel: { type: 'string' }, batch: { type: 'string' }, fold: { type: 'string' } },
         usage,
       );
       const names = (values.projection ?? []).flatMap((value) => value.split(',')).map((name) => name.trim()).filter(Boolean);
@@ -54,6 +54,8 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       const lanes = services.database.kind === 'pglite' ? 1 : defaultReplayParallelism(availableParallelism());
       const parallelism = integerOption(values.parallel, 'parallel', { min: 1, max: 16 }, Math.min(lanes, projections.length));
       const batchSize = integerOption(values.batch, 'batch', { min: 1, max: 100_000 }, 5000);
+      // Events a folding projection folds before each write (0: each batch on its own).
+      const foldEvents = integerOption(values.fold, 'fold', { min: 0, max: 10_000_000 }, defaultFoldEvents);
       const bar = createProgressBar('replay', 'events', true);
       let started = false;
       try {
@@ -65,6 +67,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           strict: values.strict === true,
           batchSize,
           parallelism,
+          foldEvents,
           ...bulkLoadOf(services.database),
           onProgress: ({ seen, total }) => {
             // The total is the visible log when the replay starts; it grows if events arrive.
