@@ -102,11 +102,11 @@ const tables: readonly TableDefinition[] = [
 /** The catalog as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
 const catalogFolding: Folding = {
   begin: async () => {
-        const categories = new RowChanges<CategoryRecord, CategoryPatch>('catalog category');
-        const items = new RowChanges<ItemRecord, ItemPatch>('catalog item', {
-          applyTo: (row, patch) => ({ ...row, ...patch, recordedCost: patch.recordedCost ?? row.recordedCost }),
-          combine: (earlier, later) => ({ ...earlier, ...later, recordedCost: later.recordedCost ?? earlier.recordedCost }),
-        });
+    const categories = new RowChanges<CategoryRecord, CategoryPatch>('catalog category');
+    const items = new RowChanges<ItemRecord, ItemPatch>('catalog item', {
+      applyTo: (row, patch) => ({ ...row, ...patch, recordedCost: patch.recordedCost ?? row.recordedCost }),
+      combine: (earlier, later) => ({ ...earlier, ...later, recordedCost: later.recordedCost ?? earlier.recordedCost }),
+    });
     return {
       fold: async (events) => {
         for (const event of events) foldEvent(event, categories, items);

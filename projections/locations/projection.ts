@@ -62,8 +62,8 @@ const tables: readonly TableDefinition[] = [
 /** Clinics and warehouses as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
 const locationsFolding: Folding = {
   begin: async () => {
-        const clinics = new RowChanges<ClinicRecord, ClinicPatch>('clinic');
-        const warehouses = new RowChanges<WarehouseRecord, WarehousePatch>('warehouse');
+    const clinics = new RowChanges<ClinicRecord, ClinicPatch>('clinic');
+    const warehouses = new RowChanges<WarehouseRecord, WarehousePatch>('warehouse');
     return {
       fold: async (events) => {
         for (const event of events) foldEvent(event, clinics, warehouses);

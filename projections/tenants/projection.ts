@@ -76,11 +76,11 @@ const tables: readonly TableDefinition[] = [
 /** Workspaces and members as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
 const tenantsFolding: Folding = {
   begin: async () => {
-        const tenants = new RowChanges<TenantRecord, TenantPatch>('tenant');
-        const members = new RowChanges<MemberRecord, MemberPatch>('member', {
-          applyTo: (row, patch) => ({ ...row, ...combineMemberPatches(row, patch) }),
-          combine: combineMemberPatches,
-        });
+    const tenants = new RowChanges<TenantRecord, TenantPatch>('tenant');
+    const members = new RowChanges<MemberRecord, MemberPatch>('member', {
+      applyTo: (row, patch) => ({ ...row, ...combineMemberPatches(row, patch) }),
+      combine: combineMemberPatches,
+    });
     return {
       fold: async (events) => {
         for (const event of events) foldEvent(event, tenants, members);
