@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, expectRowCount, type Folding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { applyByFolding, expectRowCount, inMemoryFolding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
 
@@ -88,17 +88,7 @@ const boxChanges = () =>
   });
 
 /** Boxes as a fold: each box's changes coalesce into one row to insert or one patch to apply. */
-const boxesFolding: Folding = {
-  begin: async () => {
-    const boxes = boxChanges();
-    return {
-      fold: async (events) => {
-        for (const event of events) foldEvent(event, boxes);
-      },
-      write: (context) => writeBoxes(boxes, context),
-    };
-  },
-};
+const boxesFolding = inMemoryFolding(boxChanges, foldEvent, writeBoxes);
 
 /** Every stock box of every tenant: its record and its balance (onHand, reserved). */
 export const boxesProjection: Projection = {

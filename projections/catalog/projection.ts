@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { costMeasurement } from '../../src/events/catalog.js';
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, expectRowCount, type Folding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
 
 type CategoryRecord = {
@@ -100,21 +100,17 @@ const tables: readonly TableDefinition[] = [
 ];
 
 /** The catalog as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
-const catalogFolding: Folding = {
-  begin: async () => {
-    const categories = new RowChanges<CategoryRecord, CategoryPatch>('catalog category');
-    const items = new RowChanges<ItemRecord, ItemPatch>('catalog item', {
+const catalogFolding = inMemoryFolding(
+  () => ({
+    categories: new RowChanges<CategoryRecord, CategoryPatch>('catalog category'),
+    items: new RowChanges<ItemRecord, ItemPatch>('catalog item', {
       applyTo: (row, patch) => ({ ...row, ...patch, recordedCost: patch.recordedCost ?? row.recordedCost }),
       combine: (earlier, later) => ({ ...earlier, ...later, recordedCost: later.recordedCost ?? earlier.recordedCost }),
-    });
-    return {
-      fold: async (events) => {
-        for (const event of events) foldEvent(event, categories, items);
-      },
-      write: (context) => writeCatalog(categories, items, context),
-    };
-  },
-};
+    }),
+  }),
+  (event, { categories, items }) => foldEvent(event, categories, items),
+  ({ categories, items }, context) => writeCatalog(categories, items, context),
+);
 
 /** Catalog categories and items of every tenant, cost included (only some keys may read it). */
 export const catalogProjection: Projection = {

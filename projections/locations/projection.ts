@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, expectRowCount, type Folding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
 
 type ClinicRecord = {
@@ -60,18 +60,14 @@ const tables: readonly TableDefinition[] = [
 ];
 
 /** Clinics and warehouses as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
-const locationsFolding: Folding = {
-  begin: async () => {
-    const clinics = new RowChanges<ClinicRecord, ClinicPatch>('clinic');
-    const warehouses = new RowChanges<WarehouseRecord, WarehousePatch>('warehouse');
-    return {
-      fold: async (events) => {
-        for (const event of events) foldEvent(event, clinics, warehouses);
-      },
-      write: (context) => writeLocations(clinics, warehouses, context),
-    };
-  },
-};
+const locationsFolding = inMemoryFolding(
+  () => ({
+    clinics: new RowChanges<ClinicRecord, ClinicPatch>('clinic'),
+    warehouses: new RowChanges<WarehouseRecord, WarehousePatch>('warehouse'),
+  }),
+  (event, { clinics, warehouses }) => foldEvent(event, clinics, warehouses),
+  ({ clinics, warehouses }, context) => writeLocations(clinics, warehouses, context),
+);
 
 /** Clinics (locations) and warehouses of every tenant. */
 export const locationsProjection: Projection = {

@@ -2,8 +2,8 @@ import { sql } from '../../src/platform/sql.js';
 import {
   applyByFolding,
   expectRowCount,
+  inMemoryFolding,
   ProjectionInvariantError,
-  type Folding,
   type ProjectionContext,
   type Projection,
   type ProjectedEvent,
@@ -74,21 +74,17 @@ const tables: readonly TableDefinition[] = [
 ];
 
 /** Workspaces and members as a fold: each row's changes coalesce into one row to insert or one patch to apply. */
-const tenantsFolding: Folding = {
-  begin: async () => {
-    const tenants = new RowChanges<TenantRecord, TenantPatch>('tenant');
-    const members = new RowChanges<MemberRecord, MemberPatch>('member', {
+const tenantsFolding = inMemoryFolding(
+  () => ({
+    tenants: new RowChanges<TenantRecord, TenantPatch>('tenant'),
+    members: new RowChanges<MemberRecord, MemberPatch>('member', {
       applyTo: (row, patch) => ({ ...row, ...combineMemberPatches(row, patch) }),
       combine: combineMemberPatches,
-    });
-    return {
-      fold: async (events) => {
-        for (const event of events) foldEvent(event, tenants, members);
-      },
-      write: (context) => writeTenants(tenants, members, context),
-    };
-  },
-};
+    }),
+  }),
+  (event, { tenants, members }) => foldEvent(event, tenants, members),
+  ({ tenants, members }, context) => writeTenants(tenants, members, context),
+);
 
 /** Workspaces (tenants) and their members: what API key authentication checks on every request. */
 export const tenantsProjection: Projection = {

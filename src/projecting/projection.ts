@@ -134,6 +134,28 @@ export type FoldedChanges = {
   readonly write: (context: ProjectionContext) => Promise<void>;
 };
 
+/**
+ * A folding whose changes live in memory only (no rows read): `start` makes them empty, `foldOne`
+ * folds one event in, `write` writes them.
+ */
+export function inMemoryFolding<Changes>(
+  start: () => Changes,
+  foldOne: (event: ProjectedEvent, changes: Changes) => void,
+  write: (changes: Changes, context: ProjectionContext) => Promise<void>,
+): Folding {
+  return {
+    begin: async () => {
+      const changes = start();
+      return {
+        fold: async (events) => {
+          for (const event of events) foldOne(event, changes);
+        },
+        write: (context) => write(changes, context),
+      };
+    },
+  };
+}
+
 /** `apply` of a folding projection: begin, fold the batch, write. */
 export function applyByFolding(folding: Folding): Projection['apply'] {
   return async (events, context) => {

@@ -27,6 +27,14 @@ function log(): RecordedEvent[][] {
   return cut;
 }
 
+/** The one table of the test projections: the positions they applied. */
+const seenTables: Projection['tables'] = [
+  {
+    name: 'seen',
+    create: (table) => [sql.typeAlias('void')`CREATE TABLE ${table('seen')} (tenant_id text NOT NULL, seq bigint NOT NULL, PRIMARY KEY (tenant_id, seq))`],
+  },
+];
+
 /** A projection that records each event's position, and which batches it applied in what order. */
 function recordingProjection(name: string, options: { delayMs: number; failAtSeq?: number }) {
   const applied: number[] = [];
@@ -34,12 +42,7 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
     name,
     version: 1,
     handles: ['ClinicOpened'],
-    tables: [
-      {
-        name: 'seen',
-        create: (table) => [sql.typeAlias('void')`CREATE TABLE ${table('seen')} (tenant_id text NOT NULL, seq bigint NOT NULL, PRIMARY KEY (tenant_id, seq))`],
-      },
-    ],
+    tables: seenTables,
     apply: async (events, { db, table }) => {
       const first = Number(events[0]?.position.seq ?? 0);
       if (options.failAtSeq !== undefined && events.some((e) => Number(e.position.seq) === options.failAtSeq)) {
@@ -85,12 +88,7 @@ function foldingProjection(name: string, options: { failAtSeq?: number } = {}) {
     name,
     version: 1,
     handles: ['ClinicOpened'],
-    tables: [
-      {
-        name: 'seen',
-        create: (table) => [sql.typeAlias('void')`CREATE TABLE ${table('seen')} (tenant_id text NOT NULL, seq bigint NOT NULL, PRIMARY KEY (tenant_id, seq))`],
-      },
-    ],
+    tables: seenTables,
     folding,
     apply: applyByFolding(folding),
   };
