@@ -180,4 +180,33 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
     expect(after?.generation.checkpoint.seq).toBe(1n);
     expect((await rowsOf(target)).map((row) => row.name)).toEqual(['later']);
   });
+
+  test('an open COPY waits while the connection is full; a refusal of a large write fails it or its commit, with nothing committed and nothing left unhandled', async () => {
+    const long = 'x'.repeat(100);
+    const many = (count: number, first: number, lead: string[] = []) =>
+      decodeBatch(openings([...lead, ...Array.from({ length: count - lead.length }, (_, index) => `${long}${index}`)], first)).projected as ProjectedEvent[];
+
+    // 50 000 rows of about 150 bytes: far more than the stream buffers, so the writer waits for it to drain.
+    const { projection } = namesProjection('bulk_open_full');
+    const target = await targetOf(projection);
+    const copy = await bulk().open(target);
+    await copy.write(many(50_000, 1));
+    await copy.commit({ generation: target.generation, to: { tx: 1n, seq: 50_000n }, seen: 50_000, applied: 50_000, lastRecordedAt: '2026-01-01T00:00:00.000Z' });
+    expect(await rowsOf(target)).toHaveLength(50_000);
+
+    // Refused by the first row: the server fails the COPY while the rest is still being sent, and
+    // says so once it has read it (the write may have been taken by then: the commit reports it).
+    const refused = namesProjection('bulk_open_full_refused');
+    const refusedTarget = await targetOf(refused.projection);
+    const failing = await bulk().open(refusedTarget);
+    const advance = { generation: refusedTarget.generation, to: { tx: 1n, seq: 50_000n }, seen: 50_000, applied: 50_000, lastRecordedAt: '2026-01-01T00:00:00.000Z' };
+    const attempt = (async () => {
+      await failing.write(many(50_000, 1, [refusedByTable]));
+      await failing.write(many(50_000, 50_001));
+      await failing.commit(advance);
+    })();
+    await expect(attempt).rejects.toThrow(/check constraint/);
+    expect(await rowsOf(refusedTarget)).toEqual([]);
+    expect(await checkpointOf(refusedTarget)).toBe(0n);
+  }, 60_000);
 });

@@ -1,5 +1,4 @@
-import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -140,9 +139,7 @@ export class BulkLoader {
         if (failure !== undefined) return fail(failure);
         const rows = bulk.rowsOf(events);
         if (rows.length === 0) return;
-        if (!stream.write(Buffer.from(copyText(rows), 'utf8'))) {
-          await Promise.race([once(stream, 'drain'), finished(stream)]).catch(fail);
-        }
+        if (!stream.write(Buffer.from(copyText(rows), 'utf8'))) await drained(stream).catch(fail);
       },
       commit: async (advance) => {
         try {
@@ -192,6 +189,28 @@ export class BulkLoader {
     this.all.delete(client);
     void client.end().catch(() => undefined);
   }
+}
+
+/**
+ * Resolves once the stream takes writes again; rejects if it fails or closes first. Its listeners
+ * go with it (a promise left pending on the stream would reject unhandled when the COPY fails later).
+ */
+function drained(stream: Writable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const settle = (error?: unknown) => {
+      stream.off('drain', onDrain);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      if (error === undefined) resolve();
+      else reject(error instanceof Error ? error : new Error(String(error)));
+    };
+    const onDrain = () => settle();
+    const onError = (error: unknown) => settle(error);
+    const onClose = () => settle(new Error('the COPY stream closed while rows were waiting to be sent'));
+    stream.once('drain', onDrain);
+    stream.once('error', onError);
+    stream.once('close', onClose);
+  });
 }
 
 /** A COPY open across batches (BulkLoader.open). */
