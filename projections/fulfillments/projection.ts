@@ -14,7 +14,8 @@ import {
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 import { deliveryExceptionResponse, type DeliveryExceptionResponse, type FulfillmentStatus } from './schema.js';
-import { lastCreationSequences } from '../shared/creationSequence.js';
+import { loadLastCreationSequences } from '../shared/creationSequence.js';
+import { untrackedOrders } from '../shared/touchedOrders.js';
 
 type DispatchedFulfillment = {
   creationSeq: bigint;
@@ -161,13 +162,8 @@ const existingFulfillmentRow = z.object({
  * already and is not tracked yet (the fold holds those it read or dispatched), in one query, into `tracked`.
  */
 async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracked: Map<string, TrackedFulfillment>, { db, table }: FoldContext): Promise<void> {
-  const keys = new Map<string, readonly [string, string]>();
-  for (const { tenantId, data } of events) {
-    if (!('orderId' in data)) continue;
-    const key = rowKey(tenantId, data.orderId);
-    if (!tracked.has(key)) keys.set(key, [tenantId, data.orderId]);
-  }
-  if (keys.size === 0) return;
+  const keys = untrackedOrders(events, tracked);
+  if (keys.length === 0) return;
   const rows = await db.any(sql.type(existingFulfillmentRow)`
     SELECT f.tenant_id AS "tenantId", f.order_id AS "orderId", f.status, f.exceptions, f.updated_at AS "updatedAt",
       (
@@ -176,7 +172,7 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracke
         WHERE c.tenant_id = f.tenant_id AND c.order_id = f.order_id
       ) AS "lastMovementNo"
     FROM ${table('fulfillments')} AS f
-    WHERE (f.tenant_id, f.order_id) IN (SELECT * FROM ${sql.unnest([...keys.values()], ['text', 'text'])})
+    WHERE (f.tenant_id, f.order_id) IN (SELECT * FROM ${sql.unnest(keys, ['text', 'text'])})
   `);
   for (const row of rows) {
     tracked.set(rowKey(row.tenantId, row.orderId), {
@@ -198,8 +194,8 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracke
 
 /** The highest creation sequence of each tenant that dispatches in the events, unless the fold knows it already. */
 async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Map<string, bigint>, { db, table }: FoldContext): Promise<void> {
-  const tenants = events.flatMap((e) => (e.type === 'FulfillmentDispatched' && !known.has(e.tenantId) ? [e.tenantId] : []));
-  for (const [tenantId, seq] of await lastCreationSequences(db, table('fulfillments'), tenants)) known.set(tenantId, seq);
+  const tenants = events.flatMap((e) => (e.type === 'FulfillmentDispatched' ? [e.tenantId] : []));
+  await loadLastCreationSequences(db, table('fulfillments'), tenants, known);
 }
 
 function foldEvent(

@@ -14,7 +14,8 @@ import {
   type TableDefinition,
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
-import { lastCreationSequences } from '../shared/creationSequence.js';
+import { loadLastCreationSequences } from '../shared/creationSequence.js';
+import { untrackedOrders } from '../shared/touchedOrders.js';
 import { recordset } from '../shared/recordset.js';
 
 type StatusTimestampColumn = 'submittedAt' | 'approvedAt' | 'dispatchedAt' | 'deliveredAt' | 'receivedAt' | 'closedAt';
@@ -176,17 +177,12 @@ export const ordersProjection: Projection = {
  * (the fold holds those it read or drafted), in one query, into `tracked`.
  */
 async function loadTouchedOrders(events: readonly ProjectedEvent[], tracked: Map<string, TrackedOrder>, { db, table }: FoldContext): Promise<void> {
-  const keys = new Map<string, readonly [string, string]>();
-  for (const { tenantId, data } of events) {
-    if (!('orderId' in data)) continue;
-    const key = rowKey(tenantId, data.orderId);
-    if (!tracked.has(key)) keys.set(key, [tenantId, data.orderId]);
-  }
-  if (keys.size === 0) return;
+  const keys = untrackedOrders(events, tracked);
+  if (keys.length === 0) return;
   const rows = await db.any(sql.type(existingOrderRow)`
     SELECT tenant_id AS "tenantId", order_id AS "orderId", status, version, updated_at AS "updatedAt"
     FROM ${table('orders')}
-    WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest([...keys.values()], ['text', 'text'])})
+    WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest(keys, ['text', 'text'])})
   `);
   for (const row of rows) {
     tracked.set(rowKey(row.tenantId, row.orderId), {
@@ -202,8 +198,8 @@ const existingOrderRow = z.object({ tenantId: z.string(), orderId: z.string(), s
 
 /** The highest creation sequence of each tenant that drafts orders in the events, unless the fold knows it already. */
 async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Map<string, bigint>, { db, table }: FoldContext): Promise<void> {
-  const tenants = events.flatMap((e) => (e.type === 'OrderDrafted' && !known.has(e.tenantId) ? [e.tenantId] : []));
-  for (const [tenantId, seq] of await lastCreationSequences(db, table('orders'), tenants)) known.set(tenantId, seq);
+  const tenants = events.flatMap((e) => (e.type === 'OrderDrafted' ? [e.tenantId] : []));
+  await loadLastCreationSequences(db, table('orders'), tenants, known);
 }
 
 function emptyProgress(updatedAt: string): OrderProgress {
