@@ -8,7 +8,7 @@ import { driverText, sql } from '../platform/sql.js';
 import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { copyText } from './copyText.js';
 import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver, type CheckpointAdvance } from './generations.js';
-import { ProjectionInvariantError, type ProjectedEvent } from './projection.js';
+import { ProjectionInvariantError, type BulkRows, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 /** Where a replay loads the rows of insert-only projections with COPY (real Postgres only). */
@@ -59,32 +59,21 @@ export class BulkLoader {
     const client = await this.client();
     let healthy = true;
     try {
-      await run(client, sql.fragment`BEGIN`);
-      try {
-        // As every replay batch: the generation is not read yet, a crash loses the batch and its checkpoint together.
-        await run(client, sql.fragment`SET LOCAL synchronous_commit TO off`);
-        const moved = await run(client, checkpointAdvanceStatement([advance]));
-        expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
-        if (handled.length > 0) {
-          const events = handledEvents(batch, handled);
-          if (events === undefined) throw new BulkRefusal('an event did not decode');
-          const rows = bulk.rowsOf(events);
-          const columns = sql.join(
-            bulk.columns.map((column) => sql.identifier([column])),
-            sql.fragment`, `,
-          );
-          const copy = sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columns}) FROM STDIN`;
-          await pipeline(Readable.from([Buffer.from(copyText(rows), 'utf8')]), client.query(copyFrom(driverText(copy))));
-        }
-        await run(client, sql.fragment`COMMIT`);
-      } catch (error) {
-        await run(client, sql.fragment`ROLLBACK`).catch(() => {
-          healthy = false;
-        });
-        throw error;
+      await begin(client);
+      const moved = await run(client, checkpointAdvanceStatement([advance]));
+      expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+      if (handled.length > 0) {
+        const events = handledEvents(batch, handled);
+        if (events === undefined) throw new BulkRefusal('an event did not decode');
+        const rows = bulk.rowsOf(events);
+        await pipeline(Readable.from([Buffer.from(copyText(rows), 'utf8')]), client.query(copyFrom(copyStatement(target, bulk))));
       }
+      await run(client, sql.fragment`COMMIT`);
       return { ...target, generation: advanced(target.generation, advance) };
     } catch (error) {
+      await run(client, sql.fragment`ROLLBACK`).catch(() => {
+        healthy = false;
+      });
       // A connection error, or a ROLLBACK that failed: the client is not used again.
       if (isTransientDatabaseError(error)) healthy = false;
       if (!healthy || !isRefusal(error)) throw error;
@@ -106,22 +95,17 @@ export class BulkLoader {
     if (bulk === undefined) throw new Error(`projection ${target.projection.name} has no bulk rows`);
     const client = await this.client();
     let settled = false;
-    const end = async (healthy: boolean) => {
+    const end = (healthy: boolean) => {
       settled = true;
       this.release(client, healthy);
     };
     try {
-      await run(client, sql.fragment`BEGIN`);
-      await run(client, sql.fragment`SET LOCAL synchronous_commit TO off`);
+      await begin(client);
     } catch (error) {
-      await end(false);
+      end(false);
       throw error;
     }
-    const columns = sql.join(
-      bulk.columns.map((column) => sql.identifier([column])),
-      sql.fragment`, `,
-    );
-    const stream = client.query(copyFrom(driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columns}) FROM STDIN`)));
+    const stream = client.query(copyFrom(copyStatement(target, bulk)));
     let failure: unknown;
     stream.on('error', (error) => {
       failure ??= error;
@@ -130,7 +114,7 @@ export class BulkLoader {
       if (!settled) {
         stream.destroy();
         // The connection is mid-COPY: it is not used again (ending it rolls the transaction back).
-        await end(false);
+        end(false);
       }
       throw error;
     };
@@ -152,12 +136,12 @@ export class BulkLoader {
         } catch (error) {
           return fail(error);
         }
-        await end(true);
+        end(true);
       },
       abort: async () => {
         if (!settled) {
           stream.destroy();
-          await end(false);
+          end(false);
         }
       },
     };
@@ -189,6 +173,24 @@ export class BulkLoader {
     this.all.delete(client);
     void client.end().catch(() => undefined);
   }
+}
+
+/**
+ * BEGIN of a COPY lane's transaction. As every replay batch: the generation is not read yet, and
+ * a crash loses the rows and their checkpoint together, so the commit need not wait for the disk.
+ */
+async function begin(client: pg.Client): Promise<void> {
+  await run(client, sql.fragment`BEGIN`);
+  await run(client, sql.fragment`SET LOCAL synchronous_commit TO off`);
+}
+
+/** `COPY … FROM STDIN` into the bulk table of the target's generation, its columns in the rows' order. */
+function copyStatement(target: BatchTarget, bulk: BulkRows): string {
+  const columns = sql.join(
+    bulk.columns.map((column) => sql.identifier([column])),
+    sql.fragment`, `,
+  );
+  return driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columns}) FROM STDIN`);
 }
 
 /**

@@ -59,8 +59,9 @@ export type ReplayOptions = {
  * Events folded before each write of a folding projection in a rebuild. Each write then carries
  * one row per row changed, however often it changed (a box's balance changes with every movement
  * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
- * let go once folded. 1M-event log, 2 cores: 18.3-19.0 s against 22.8 s batch by batch, Postgres
- * CPU 14.4-15.0 s against 19.6; 200 000 gained nothing more and held 40 MB more.
+ * let go once folded. 1M-event log, 2 cores: 16.7-17.6 s against 22.8-23.8 s batch by batch,
+ * Postgres CPU 13.7-14.1 s against 19.6-20.4; 100 000 and 200 000 gained nothing more and held
+ * 20-45 MB more.
  */
 export const defaultFoldEvents = 50_000;
 

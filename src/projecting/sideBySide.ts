@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { applyBatchInTransaction, handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
@@ -64,11 +64,8 @@ export async function applyReplayBatch(
     else after.set(target, loaded);
   }
   if (ordinary.length > 0) {
-    const result = await pool.transaction(async (tx) => {
+    const result = await replayTransaction(pool, (tx) => {
       for (const target of ordinary) target.rebuild?.begin();
-      // A crash loses the newest batches together with their checkpoint (the transaction stays
-      // atomic), and this generation is not read yet: no need to wait for the disk.
-      await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
       return applyBatchInTransaction(tx, ordinary, batch, 'replay', logger);
     });
     for (const target of ordinary) target.rebuild?.committed();
@@ -173,8 +170,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
         await acquire(lane);
         try {
           if (failed) return;
-          await pool.transaction(async (tx) => {
-            await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+          await replayTransaction(pool, async (tx) => {
             await advanceCheckpoints(tx, [advance]);
             await changes.write({ db: tx, table, ...rebuild });
           });
@@ -287,6 +283,18 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
   const failure = settled.find((result) => result.status === 'rejected');
   if (failure) throw failure.reason;
   return { targets, events: Math.max(0, ...applied) };
+}
+
+/**
+ * A transaction of a rebuild's generation. A crash loses its newest writes together with their
+ * checkpoint (the transaction stays atomic), and the generation is not read yet: no need to wait
+ * for the disk.
+ */
+async function replayTransaction<T>(pool: DatabasePool, work: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
+    return work(tx);
+  });
 }
 
 /** Whether a target folds in a rebuild: a folding projection, or one whose rows go by COPY. */
