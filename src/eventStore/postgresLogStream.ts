@@ -2,13 +2,14 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { driverText, sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
-import { eventLine, recordedEventReader } from './postgresLogQueries.js';
+import { binaryEventDecoder } from './postgresLogBinary.js';
 
 /**
- * The log read as a stream: `COPY (SELECT …) TO STDOUT` on a pg client of its own, one event a
- * line (eventLine, the arrays readLog's batches hold; Node parses the lines of each chunk it
- * receives with one native JSON.parse), cut into batches here. No per-batch index descent,
- * aggregation or round trip.
+ * The log read as a stream: `COPY (SELECT …) TO STDOUT (FORMAT binary)` on a pg client of its own,
+ * the columns as they are stored (binaryEventDecoder turns each tuple into its event), cut into
+ * batches here. No per-batch index descent, aggregation or round trip, and nothing formatted by
+ * Postgres but the events' data: in text, the ids, names and timestamps of every event cost
+ * Postgres more CPU than the data itself (1M-event log: 4.8 s against 2.2 s for the data alone).
  *
  * One COPY covers a segment of `segmentBatches` batches, each in a snapshot of its own: a snapshot
  * held for the whole log would keep Postgres from pruning the row versions a rebuild leaves behind
@@ -36,13 +37,14 @@ export async function* streamLog(
   try {
     const copy = driverText(sql.fragment`
       COPY (
-        SELECT ${eventLine}
+        SELECT transaction_id, global_position, stream_name, stream_revision, event_id::text, event_type, schema_version, tenant_id,
+          occurred_at, recorded_at, data
         FROM events
         WHERE (transaction_id, global_position) > (current_setting('supply.log_stream_from_tx')::xid8, current_setting('supply.log_stream_from_seq')::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY transaction_id, global_position
         LIMIT current_setting('supply.log_stream_limit')::bigint
-      ) TO STDOUT
+      ) TO STDOUT (FORMAT binary)
     `);
     let position = from;
     for (;;) {
@@ -70,81 +72,64 @@ export async function* streamLog(
 }
 
 /**
- * The batches of one COPY's output. Each chunk is parsed at once, not line by line: its whole lines
- * become one JSON array in place (each line's newline turned into a comma, the byte before the
- * first into '[' and the last newline into ']'), decoded and parsed with one native call each, and
- * every tuple becomes its event right away. The bytes are the CopyData contents pg-copy-streams
- * hands over, which nothing else reads. A line split between chunks is parsed on its own.
+ * The batches of one COPY's output (binary format), however its tuples fall across chunks: the
+ * tuple a chunk ends inside is completed with as many bytes of the next as it needs (a chunk
+ * copied whole for it would double the buffers the process allocates).
  */
 async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
-  const read = recordedEventReader();
+  const decoder = binaryEventDecoder();
   let batch: RecordedEvent[] = [];
   let carry: Buffer | undefined;
   for await (const chunk of stream) {
-    let start = 0;
+    let offset = 0;
     if (carry !== undefined) {
-      const end = chunk.indexOf(newline);
-      if (end === -1) {
-        carry = Buffer.concat([carry, chunk]);
-        continue;
+      let take = Math.min(chunk.length, carry.length + 8192);
+      for (;;) {
+        const joined = Buffer.concat([carry, chunk.subarray(0, take)]);
+        const event = decoder.next(joined, 0);
+        if (decoder.end > 0) {
+          // What the carry began is complete (no carry holds a whole tuple, header or trailer).
+          offset = decoder.end - carry.length;
+          carry = undefined;
+          if (event !== undefined) {
+            decoder.parseData(joined);
+            batch.push(event);
+          }
+          break;
+        }
+        if (take === chunk.length) {
+          carry = joined;
+          offset = chunk.length;
+          break;
+        }
+        take = Math.min(chunk.length, take * 2);
       }
-      batch.push(read(JSON.parse(copyText(Buffer.concat([carry, chunk.subarray(0, end)]), 0, carry.length + end))));
-      carry = undefined;
-      start = end + 1;
       if (batch.length === batchSize) {
         yield toBatch(batch);
         batch = [];
       }
+      if (carry !== undefined) continue;
     }
-    const last = chunk.lastIndexOf(newline);
-    if (last >= start) {
-      for (let end = chunk.indexOf(newline, start); end < last; end = chunk.indexOf(newline, end + 1)) chunk[end] = comma;
-      chunk[last] = closingBracket;
-      let tuples: unknown;
-      if (start > 0) {
-        // The previous line's newline, already consumed.
-        chunk[start - 1] = openingBracket;
-        tuples = JSON.parse(copyText(chunk, start - 1, last + 1));
-      } else {
-        tuples = JSON.parse(`[${copyText(chunk, 0, last + 1)}`);
+    for (;;) {
+      const event = decoder.next(chunk, offset);
+      offset = decoder.end;
+      if (event === undefined) break;
+      batch.push(event);
+      if (batch.length === batchSize) {
+        decoder.parseData(chunk);
+        yield toBatch(batch);
+        batch = [];
       }
-      for (const tuple of tuples as unknown[]) {
-        batch.push(read(tuple));
-        if (batch.length === batchSize) {
-          yield toBatch(batch);
-          batch = [];
-        }
-      }
-      start = last + 1;
     }
-    if (start < chunk.length) carry = chunk.subarray(start);
+    decoder.parseData(chunk);
+    if (offset < chunk.length) carry = chunk.subarray(offset);
   }
-  if (carry !== undefined) throw new Error('the log stream ended inside a line');
+  decoder.finish(carry);
   if (batch.length > 0) yield toBatch(batch);
 }
-
-const newline = 0x0a;
-const comma = 0x2c;
-const openingBracket = 0x5b;
-const closingBracket = 0x5d;
-const backslash = 0x5c;
 
 function toBatch(events: readonly RecordedEvent[]): LogBatch {
   const last = events.at(-1);
   if (last === undefined) throw new Error('an empty log batch');
   return { events, next: last.position };
-}
-
-const copyEscapes: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
-
-/**
- * Bytes of COPY's text format as the text they stand for. The format escapes backslashes and
- * control characters; JSON text rarely has either (only a backslash of its own escapes). Raw
- * newlines are row ends, never escaped data, and UTF-8 never splits at one.
- */
-function copyText(bytes: Buffer, start: number, end: number): string {
-  const text = bytes.toString('utf8', start, end);
-  const escape = bytes.indexOf(backslash, start);
-  if (escape === -1 || escape >= end) return text;
-  return text.replace(/\\(.)/g, (_match, character: string) => copyEscapes[character] ?? character);
 }
