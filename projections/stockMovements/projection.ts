@@ -85,6 +85,7 @@ export const stockMovementsProjection: Projection = {
     table: 'stock_movements',
     columns: movementColumns.map(([name]) => name),
     rowsOf: movementRows,
+    fromLog: movementsFromLog(),
   },
   apply: async (events, context) => {
     const rows = movementRows(events);
@@ -118,6 +119,39 @@ async function insertMovements({ db, table }: ProjectionContext, rows: readonly 
       movementColumns.map(([, type]) => type),
     )}
   `);
+}
+
+/**
+ * movementRows in SQL, over the log table: the data's fields as the JSON holds them (`->>` gives
+ * what JSON.parse does), recordedAt truncated to the millisecond as the log's readers give it.
+ */
+function movementsFromLog() {
+  const field = (name: string) => sql.fragment`e.data->>${name}`;
+  const columns = {
+    tenant_id: sql.fragment`e.tenant_id`,
+    movement_id: field('movementId'),
+    box_id: field('boxId'),
+    type: field('type'),
+    catalog_item_id: field('catalogItemId'),
+    quantity_delta: sql.fragment`(${field('quantityDelta')})::int8`,
+    reserved_delta: sql.fragment`(${field('reservedDelta')})::int8`,
+    actor_id: field('actorId'),
+    second_actor_id: field('secondActorId'),
+    from_warehouse_id: field('fromWarehouseId'),
+    to_warehouse_id: field('toWarehouseId'),
+    reason_code: field('reasonCode'),
+    idempotency_key: field('idempotencyKey'),
+    correlation_id: field('correlationId'),
+    split_id: field('splitId'),
+    occurred_at: sql.fragment`(${field('occurredAt')})::timestamptz`,
+    recorded_at: sql.fragment`date_trunc('milliseconds', e.recorded_at)`,
+    position_tx: sql.fragment`e.transaction_id::text::int8`,
+    position_seq: sql.fragment`e.global_position`,
+  } satisfies Record<(typeof movementColumns)[number][0], unknown>;
+  return sql.fragment`${sql.join(
+    movementColumns.map(([name]) => columns[name]),
+    sql.fragment`, `,
+  )}`;
 }
 
 /** The rows of the batch's movements in column order; a movement id twice in the batch is refused. */

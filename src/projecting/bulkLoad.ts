@@ -7,7 +7,17 @@ import type { Logger } from '../platform/logger.js';
 import { driverText, sql } from '../platform/sql.js';
 import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { copyText } from './copyText.js';
-import { advanced, checkpointAdvanceStatement, expectCheckpointsAdvanced, tableResolver, type CheckpointAdvance } from './generations.js';
+import { currentSchemaVersion, eventSchemas } from '../events/index.js';
+import type { LogHead } from '../eventStore/eventStore.js';
+import {
+  advanced,
+  analyzeStatement,
+  checkpointAdvanceStatement,
+  deferredIndexStatements,
+  expectCheckpointsAdvanced,
+  tableResolver,
+  type CheckpointAdvance,
+} from './generations.js';
 import { ProjectionInvariantError, type BulkRows, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
@@ -147,6 +157,73 @@ export class BulkLoader {
     };
   }
 
+  /**
+   * A rebuild of an insert-only projection that Postgres does by itself, when the log is in the
+   * same database (BulkRows.fromLog): one `INSERT … SELECT` of every handled event up to `head` and
+   * the checkpoint moved to `head`, in one transaction; then the table's deferred indexes and its
+   * statistics. Node neither reads nor sends a row of it, so it runs beside the replay's other
+   * projections on a core Node leaves to Postgres. Before anything is written, the log up to `head`
+   * is checked as the trusted decode checks each event (a known type; the projection's own events
+   * at the current schema version, their data an object): anything else, or rows the table or its
+   * indexes refuse, throws LogLoadRefusedError, and the replay runs again the ordinary way, which
+   * names the event at fault.
+   */
+  async loadFromLog(target: BatchTarget, head: LogHead): Promise<BatchTarget> {
+    const bulk = target.projection.bulkRows;
+    const select = bulk?.fromLog;
+    if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
+    const schemaName = target.generation.schemaName;
+    const handles = sql.array([...target.projection.handles], 'text');
+    const upTo = sql.fragment`(e.transaction_id, e.global_position) <= (${head.position.tx.toString()}::xid8, ${head.position.seq})`;
+    const client = await this.client();
+    let healthy = true;
+    try {
+      await begin(client);
+      const doubtful = await run(
+        client,
+        sql.fragment`
+          SELECT e.global_position::text AS position, e.event_type AS type, e.schema_version AS version FROM events AS e
+          WHERE ${upTo} AND (
+            e.event_type <> ALL(${sql.array(Object.keys(eventSchemas), 'text')})
+            OR (e.event_type = ANY(${handles}) AND (e.schema_version <> ${currentSchemaVersion} OR jsonb_typeof(e.data) <> 'object'))
+          )
+          LIMIT 1
+        `,
+      );
+      const first: unknown = doubtful.rows[0];
+      if (first !== undefined) throw new LogLoadRefusedError(target.projection.name, `the log holds an event it does not read as it is: ${JSON.stringify(first)}`);
+      const inserted = await run(
+        client,
+        sql.fragment`
+          INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
+          SELECT ${select} FROM events AS e WHERE e.event_type = ANY(${handles}) AND ${upTo}
+        `,
+      );
+      const advance: CheckpointAdvance = {
+        generation: target.generation,
+        to: head.position,
+        seen: Number(head.eventCount),
+        applied: inserted.rowCount ?? 0,
+        lastRecordedAt: head.lastRecordedAt ?? new Date(0).toISOString(),
+      };
+      const moved = await run(client, checkpointAdvanceStatement([advance]));
+      expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+      await run(client, sql.fragment`COMMIT`);
+      for (const statement of deferredIndexStatements(target.projection, schemaName)) await run(client, statement);
+      for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
+      return { ...target, generation: advanced(target.generation, advance) };
+    } catch (error) {
+      await run(client, sql.fragment`ROLLBACK`).catch(() => {
+        healthy = false;
+      });
+      if (isTransientDatabaseError(error)) healthy = false;
+      if (healthy && isRefusal(error)) throw new LogLoadRefusedError(target.projection.name, error instanceof Error ? error.message : String(error), error);
+      throw error;
+    } finally {
+      this.release(client, healthy);
+    }
+  }
+
   async close(): Promise<void> {
     const clients = [...this.all];
     this.all.clear();
@@ -186,11 +263,14 @@ async function begin(client: pg.Client): Promise<void> {
 
 /** `COPY … FROM STDIN` into the bulk table of the target's generation, its columns in the rows' order. */
 function copyStatement(target: BatchTarget, bulk: BulkRows): string {
-  const columns = sql.join(
+  return driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columnList(bulk)}) FROM STDIN`);
+}
+
+function columnList(bulk: BulkRows) {
+  return sql.join(
     bulk.columns.map((column) => sql.identifier([column])),
     sql.fragment`, `,
   );
-  return driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columns}) FROM STDIN`);
 }
 
 /**
@@ -224,6 +304,21 @@ export type OpenCopy = {
   /** Gives up: nothing of it commits. */
   readonly abort: () => Promise<void>;
 };
+
+/**
+ * BulkLoader.loadFromLog could not load the projection from the log as it stands (an event it does
+ * not read as it is, or rows the table refused): the replay runs again without loading from the log.
+ */
+export class LogLoadRefusedError extends Error {
+  constructor(
+    readonly projection: string,
+    reason: string,
+    cause?: unknown,
+  ) {
+    super(`projection ${projection} could not be loaded from the log by Postgres: ${reason}`, { cause });
+    this.name = 'LogLoadRefusedError';
+  }
+}
 
 /** A batch the projection's own rules refuse before anything is sent. */
 class BulkRefusal extends Error {}

@@ -1,3 +1,4 @@
+import type { FragmentSqlToken } from 'slonik';
 import type { CommonQueryMethods, DatabaseTransactionConnection, IdentifierSqlToken, QuerySqlToken } from 'slonik';
 import type { EventEnvelope, EventType } from '../events/index.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
@@ -179,6 +180,13 @@ export type BulkRows = {
    * batch itself contradicts the table (a key twice), as `apply` would.
    */
   readonly rowsOf: (events: readonly ProjectedEvent[]) => readonly (readonly BulkValue[])[];
+  /**
+   * The same rows as a select list over the log table (`events AS e`, one row per handled event),
+   * for a rebuild that Postgres loads by itself when the log is in the same database
+   * (BulkLoader.loadFromLog): each column as rowsOf makes it. The replay tests hold the two to the
+   * same digest.
+   */
+  readonly fromLog?: FragmentSqlToken;
 };
 
 export class ProjectionInvariantError extends Error {

@@ -19,7 +19,7 @@ import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
 import { applyLogSideBySide, applyReplayBatch, FoldedBatchesError } from './sideBySide.js';
-import { BulkLoader, type BulkLoadOptions } from './bulkLoad.js';
+import { BulkLoader, LogLoadRefusedError, type BulkLoadOptions } from './bulkLoad.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -53,6 +53,12 @@ export type ReplayOptions = {
    * every batch on its own.
    */
   readonly foldEvents?: number;
+  /**
+   * With `bulkLoad`, a log in the same database and the trusted decode: insert-only projections
+   * that can (BulkRows.fromLog) are loaded by Postgres itself (BulkLoader.loadFromLog) beside the
+   * others. Default true; false loads every projection through Node.
+   */
+  readonly loadFromLog?: boolean;
 };
 
 /**
@@ -68,7 +74,14 @@ export const defaultFoldEvents = 50_000;
 export type ReplayResult = {
   readonly events: number;
   readonly seconds: number;
-  readonly projections: readonly { readonly projection: string; readonly generation: number; readonly eventsApplied: number; readonly replaced: number }[];
+  readonly projections: readonly {
+    readonly projection: string;
+    readonly generation: number;
+    readonly eventsApplied: number;
+    readonly replaced: number;
+    /** Loaded by Postgres from the log (BulkLoader.loadFromLog) rather than through Node. */
+    readonly fromLog: boolean;
+  }[];
 };
 
 export class ReplayBusyError extends Error {
@@ -90,6 +103,10 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
   try {
     return await replayOnce(options);
   } catch (error) {
+    if (error instanceof LogLoadRefusedError) {
+      options.logger.warn({ err: error }, 'Postgres could not load a projection from the log; replaying again through Node');
+      return replayProjections({ ...options, loadFromLog: false });
+    }
     if (!(error instanceof FoldedBatchesError)) throw error;
     // Which event is at fault is known only batch by batch: a replay that applies each batch names it.
     options.logger.warn({ err: error }, 'a folded write failed; replaying again batch by batch to find the event at fault');
@@ -130,15 +147,30 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       };
       let reading: Promise<DecodedBatch | undefined> | undefined;
       const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
+      let loading: Promise<BatchTarget>[] = [];
+      let fromLog: BatchTarget[] = [];
       try {
-        const total = Number((await eventStore.head()).eventCount);
+        const head = await eventStore.head();
+        const total = Number(head.eventCount);
         let seen = 0;
         options.onProgress?.({ seen, total });
+        // Projections Postgres loads by itself from the log, beside the others (they get the
+        // catch-up after `head` in the switch, as every projection).
+        fromLog = head.eventCount === 0n ? [] : await loadableFromLog(pool, options, targets);
+        loading = fromLog.map((target) => {
+          if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
+          const load = bulk.loadFromLog(target, head);
+          load.catch(() => undefined);
+          return load;
+        });
+        let through = targets.filter((target) => !fromLog.includes(target));
         const lanes = new Lanes(pool, parallelism, logger, bulk);
-        if (parallelism > 1) {
+        if (through.length === 0) {
+          seen = total;
+        } else if (parallelism > 1) {
           const applied = await applyLogSideBySide({
             pool,
-            targets,
+            targets: through,
             parallelism,
             // Enough for the fast projections to keep Postgres busy while the slowest folds.
             ahead: 2,
@@ -149,7 +181,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             ...(bulk === undefined ? {} : { bulk }),
             ...(foldEvents > 0 ? { foldEvents } : {}),
           });
-          targets = applied.targets;
+          through = applied.targets;
           seen = applied.events;
         } else {
           reading = readAndDecode();
@@ -158,20 +190,24 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             const batch = await reading;
             if (batch === undefined) break;
             reading = readAndDecode();
-            targets = await lanes.apply(targets, batch);
+            through = await lanes.apply(through, batch);
             seen += batch.events.length;
             options.onProgress?.({ seen, total: Math.max(total, seen) });
           }
           reading = undefined;
         }
         await log.return?.();
+        const loaded = await Promise.all(loading);
+        loading = [];
         await bulk?.close();
+        targets = targets.map((target) => through.find((t) => t.projection === target.projection) ?? loaded.find((t) => t.projection === target.projection) ?? target);
 
         // Once loaded: the deferred indexes, each built on a connection of its own side by side
         // (the largest, the ledger's two, do not wait for each other), and fresh planner
         // statistics before readers see the tables: the tables without an index to build are
         // analysed while the builds run, the others after theirs (ANALYZE waits for the build's lock).
-        await lanes.each(indexAndStatisticsJobs(targets), async (statement) => {
+        // (Those loaded from the log have built theirs already.)
+        await lanes.each(indexAndStatisticsJobs(through), async (statement) => {
           options.signal?.throwIfAborted();
           await pool.query(statement);
         });
@@ -216,12 +252,15 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             generation: t.generation.generation,
             eventsApplied: Number(t.generation.eventsApplied),
             replaced: replaced.find((g) => g.projection === t.projection.name)?.generation ?? 0,
+            fromLog: fromLog.some((f) => f.projection === t.projection),
           })),
         };
         logger.info(result, 'replay switched readers to the new generation');
         return result;
       } catch (error) {
         void reading?.catch(() => undefined);
+        // A load from the log still running holds its table: it ends (or fails) before the drop.
+        await Promise.allSettled(loading);
         // Closes a log stream still open (its connection), and the COPY lanes.
         await log.return?.().catch(() => undefined);
         await bulk?.close();
@@ -239,6 +278,23 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
     },
     'replay',
   );
+}
+
+/**
+ * The targets Postgres loads from the log itself: insert-only projections with BulkRows.fromLog,
+ * when there are COPY lanes (real Postgres), the log is in the same database, the decode is the
+ * trusted one (a strict replay decodes every event in Node) and the projection has no dead-lettered
+ * event (the ordinary path deals with those one by one).
+ */
+async function loadableFromLog(pool: DatabasePool, options: ReplayOptions, targets: readonly BatchTarget[]): Promise<BatchTarget[]> {
+  if (options.bulkLoad === undefined || options.strict === true || options.loadFromLog === false || options.eventStore.readAllOn === undefined) return [];
+  const loadable: BatchTarget[] = [];
+  for (const target of targets) {
+    if (target.projection.bulkRows?.fromLog === undefined) continue;
+    if ((await deadLetteredEventIds(pool, [target.projection.name])).size > 0) continue;
+    loadable.push(target);
+  }
+  return loadable;
 }
 
 /**

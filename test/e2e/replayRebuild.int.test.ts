@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -75,6 +76,10 @@ describe('replays of a medium seed (real Postgres)', () => {
 
     expect(fast.events).toBeGreaterThan(50_000);
     expect(strict.events).toBe(fast.events);
+    // The ledger was loaded by Postgres from the log on the fast path, through Node on the strict one.
+    const fromLog = (result: typeof fast) => result.projections.filter((p) => p.fromLog).map((p) => p.projection);
+    expect(fromLog(fast)).toEqual(['stock_movements']);
+    expect(fromLog(strict)).toEqual([]);
     expect(strictDigests).toEqual(fastDigests);
     // Not vacuous: every table holds rows (an empty table has the digest of the empty string).
     const emptyDigest = 'd41d8cd98f00b204e9800998ecf8427e';
@@ -202,6 +207,31 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
     await expect(replay).rejects.toThrow(ReplayPoisonError);
     await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
     await expect(replay).rejects.toThrow(eventId);
+    expect(await buildingGenerations(pool)).toEqual([]);
+    expect(await readModelDigests(pool, allProjections)).toEqual(live);
+  }, 180_000);
+
+  test('a ledger event Postgres cannot load from the log as it is: the replay runs again through Node, which names it', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool, url } = seeded.database;
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    const live = await readModelDigests(pool, allProjections);
+    const eventId = randomUUID();
+    const movement = newEvent(
+      'StockMovementRecorded',
+      { movementId: 'mov_later_version', type: 'consume', boxId: 'box_any', catalogItemId: 'itm_any', quantityDelta: -1, actorId: 'mem_any', occurredAt: asOf },
+      { eventId, tenantId: seeded.workspaceId, occurredAt: asOf },
+    );
+    const position = await appendRaw({ ...movement, schemaVersion: 2 });
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    // The ledger alone: no other projection reads the log through Node and meets the event first.
+    const ledger = allProjections.filter((p) => p.name === 'stock_movements');
+    const replay = replayProjections({ pool, eventStore: seeded.eventStore, projections: ledger, logger, parallelism: 3, bulkLoad: { connectionUri: url } });
+    await expect(replay).rejects.toThrow(ReplayDecodeError);
+    await expect(replay).rejects.toThrow(`log position ${position.tx}/${position.seq}`);
+    await expect(replay).rejects.toThrow(eventId);
+    expect(warnings.join('')).toContain('could not be loaded from the log by Postgres');
     expect(await buildingGenerations(pool)).toEqual([]);
     expect(await readModelDigests(pool, allProjections)).toEqual(live);
   }, 180_000);
