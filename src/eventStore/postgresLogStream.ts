@@ -76,7 +76,7 @@ export async function* streamLog(
  * tuple a chunk ends inside is completed with as many bytes of the next as it needs (a chunk
  * copied whole for it would double the buffers the process allocates).
  */
-async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
+export async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
   const decoder = binaryEventDecoder();
   let batch: RecordedEvent[] = [];
   let carry: Buffer | undefined;
