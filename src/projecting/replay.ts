@@ -199,6 +199,8 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         await log.return?.();
         const loaded = await Promise.all(loading);
         loading = [];
+        // Only projections loaded from the log: nothing went by batch to report progress.
+        if (through.length === 0) options.onProgress?.({ seen, total });
         await bulk?.close();
         targets = targets.map((target) => through.find((t) => t.projection === target.projection) ?? loaded.find((t) => t.projection === target.projection) ?? target);
 
