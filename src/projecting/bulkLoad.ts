@@ -66,32 +66,25 @@ export class BulkLoader {
     if (bulk === undefined) throw new Error(`projection ${target.projection.name} has no bulk rows`);
     const { handled, advance } = planTarget(target, batch);
     if (advance === undefined) return target;
-    const client = await this.client();
-    let healthy = true;
-    try {
-      await begin(client);
-      const moved = await run(client, checkpointAdvanceStatement([advance]));
-      expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
-      if (handled.length > 0) {
-        const events = handledEvents(batch, handled);
-        if (events === undefined) throw new BulkRefusal('an event did not decode');
-        const rows = bulk.rowsOf(events);
-        await pipeline(Readable.from([Buffer.from(copyText(rows), 'utf8')]), client.query(copyFrom(copyStatement(target, bulk))));
-      }
-      await run(client, sql.fragment`COMMIT`);
-      return { ...target, generation: advanced(target.generation, advance) };
-    } catch (error) {
-      await run(client, sql.fragment`ROLLBACK`).catch(() => {
-        healthy = false;
-      });
-      // A connection error, or a ROLLBACK that failed: the client is not used again.
-      if (isTransientDatabaseError(error)) healthy = false;
-      if (!healthy || !isRefusal(error)) throw error;
-      this.logger.warn({ projection: target.projection.name, err: error }, 'COPY refused a batch; applying it the ordinary way to find the event at fault');
-      return undefined;
-    } finally {
-      this.release(client, healthy);
-    }
+    return this.transaction(
+      async (client) => {
+        await begin(client);
+        const moved = await run(client, checkpointAdvanceStatement([advance]));
+        expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+        if (handled.length > 0) {
+          const events = handledEvents(batch, handled);
+          if (events === undefined) throw new BulkRefusal('an event did not decode');
+          const rows = bulk.rowsOf(events);
+          await pipeline(Readable.from([Buffer.from(copyText(rows), 'utf8')]), client.query(copyFrom(copyStatement(target, bulk))));
+        }
+        await run(client, sql.fragment`COMMIT`);
+        return { ...target, generation: advanced(target.generation, advance) };
+      },
+      (error) => {
+        this.logger.warn({ projection: target.projection.name, err: error }, 'COPY refused a batch; applying it the ordinary way to find the event at fault');
+        return undefined;
+      },
+    );
   }
 
   /**
@@ -175,50 +168,66 @@ export class BulkLoader {
     const schemaName = target.generation.schemaName;
     const handles = sql.array([...target.projection.handles], 'text');
     const upTo = sql.fragment`(e.transaction_id, e.global_position) <= (${head.position.tx.toString()}::xid8, ${head.position.seq})`;
+    return this.transaction(
+      async (client) => {
+        await begin(client);
+        const doubtful = await run(
+          client,
+          sql.fragment`
+            SELECT e.global_position::text AS position, e.event_type AS type, e.schema_version AS version FROM events AS e
+            WHERE ${upTo} AND (
+              e.event_type <> ALL(${sql.array(Object.keys(eventSchemas), 'text')})
+              OR (e.event_type = ANY(${handles}) AND (e.schema_version <> ${currentSchemaVersion} OR jsonb_typeof(e.data) <> 'object'))
+            )
+            LIMIT 1
+          `,
+        );
+        const first: unknown = doubtful.rows[0];
+        if (first !== undefined) throw new BulkRefusal(`the log holds an event it does not read as it is: ${JSON.stringify(first)}`);
+        const inserted = await run(
+          client,
+          sql.fragment`
+            INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
+            SELECT ${select} FROM events AS e WHERE e.event_type = ANY(${handles}) AND ${upTo}
+          `,
+        );
+        const advance: CheckpointAdvance = {
+          generation: target.generation,
+          to: head.position,
+          seen: Number(head.eventCount),
+          applied: inserted.rowCount ?? 0,
+          lastRecordedAt: head.lastRecordedAt ?? new Date(0).toISOString(),
+        };
+        const moved = await run(client, checkpointAdvanceStatement([advance]));
+        expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+        await run(client, sql.fragment`COMMIT`);
+        for (const statement of deferredIndexStatements(target.projection, schemaName)) await run(client, statement);
+        for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
+        return { ...target, generation: advanced(target.generation, advance) };
+      },
+      (error) => {
+        throw new LogLoadRefusedError(target.projection.name, error instanceof Error ? error.message : String(error), error);
+      },
+    );
+  }
+
+  /**
+   * `work` on a client of the loader, which opens and commits its own transaction. On a failure
+   * the transaction is rolled back; a connection error, or a ROLLBACK that fails, drops the client.
+   * A refusal of the rows (isRefusal) on a client still sound goes to `refused`; anything else is thrown.
+   */
+  private async transaction<T>(work: (client: pg.Client) => Promise<T>, refused: (error: unknown) => T): Promise<T> {
     const client = await this.client();
     let healthy = true;
     try {
-      await begin(client);
-      const doubtful = await run(
-        client,
-        sql.fragment`
-          SELECT e.global_position::text AS position, e.event_type AS type, e.schema_version AS version FROM events AS e
-          WHERE ${upTo} AND (
-            e.event_type <> ALL(${sql.array(Object.keys(eventSchemas), 'text')})
-            OR (e.event_type = ANY(${handles}) AND (e.schema_version <> ${currentSchemaVersion} OR jsonb_typeof(e.data) <> 'object'))
-          )
-          LIMIT 1
-        `,
-      );
-      const first: unknown = doubtful.rows[0];
-      if (first !== undefined) throw new LogLoadRefusedError(target.projection.name, `the log holds an event it does not read as it is: ${JSON.stringify(first)}`);
-      const inserted = await run(
-        client,
-        sql.fragment`
-          INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
-          SELECT ${select} FROM events AS e WHERE e.event_type = ANY(${handles}) AND ${upTo}
-        `,
-      );
-      const advance: CheckpointAdvance = {
-        generation: target.generation,
-        to: head.position,
-        seen: Number(head.eventCount),
-        applied: inserted.rowCount ?? 0,
-        lastRecordedAt: head.lastRecordedAt ?? new Date(0).toISOString(),
-      };
-      const moved = await run(client, checkpointAdvanceStatement([advance]));
-      expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
-      await run(client, sql.fragment`COMMIT`);
-      for (const statement of deferredIndexStatements(target.projection, schemaName)) await run(client, statement);
-      for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
-      return { ...target, generation: advanced(target.generation, advance) };
+      return await work(client);
     } catch (error) {
       await run(client, sql.fragment`ROLLBACK`).catch(() => {
         healthy = false;
       });
       if (isTransientDatabaseError(error)) healthy = false;
-      if (healthy && isRefusal(error)) throw new LogLoadRefusedError(target.projection.name, error instanceof Error ? error.message : String(error), error);
-      throw error;
+      if (!healthy || !isRefusal(error)) throw error;
+      return refused(error);
     } finally {
       this.release(client, healthy);
     }
