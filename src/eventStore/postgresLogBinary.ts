@@ -1,4 +1,5 @@
 import type { RecordedEvent } from './eventStore.js';
+import { sharedStrings } from './postgresLogQueries.js';
 
 /**
  * Tuples of `COPY (SELECT transaction_id, global_position, stream_name, stream_revision, event_id,
@@ -25,7 +26,7 @@ export class BinaryEventDecoder {
   private lastTx = 0n;
   private readonly occurred = new TimestampText();
   private readonly recorded = new TimestampText();
-  private readonly shared = new Map<string, string>();
+  private readonly share = sharedStrings();
   /** Events returned whose data parseData has still to parse, and where that data is. */
   private pending: RecordedEvent[] = [];
   private dataStarts: number[] = [];
@@ -136,18 +137,6 @@ export class BinaryEventDecoder {
     this.dataEnds = [];
     this.dataBytes = 0;
   }
-
-  private share(value: string): string {
-    const known = this.shared.get(value);
-    if (known !== undefined) return known;
-    if (this.shared.size >= sharedStringsLimit) this.shared.clear();
-    this.shared.set(value, value);
-    return value;
-  }
-}
-
-export function binaryEventDecoder(): BinaryEventDecoder {
-  return new BinaryEventDecoder();
 }
 
 /**
@@ -238,5 +227,3 @@ const openingBracket = 0x5b;
 const comma = 0x2c;
 const closingBracket = 0x5d;
 const postgresEpochMs = Date.UTC(2000, 0, 1);
-/** Distinct strings a decoder shares at most (event types, tenants); beyond it, it starts over. */
-const sharedStringsLimit = 4096;

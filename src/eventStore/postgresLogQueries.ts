@@ -135,6 +135,21 @@ export function toRecordedEvents(value: unknown): RecordedEvent[] {
 const sharedStringsLimit = 4096;
 
 /**
+ * One copy of each string that repeats from event to event (type, tenant) for a reader of the log:
+ * fewer live strings for the garbage collector to move while batches wait for the database.
+ */
+export function sharedStrings(): (text: string) => string {
+  const shared = new Map<string, string>();
+  return (text) => {
+    const known = shared.get(text);
+    if (known !== undefined) return known;
+    if (shared.size >= sharedStringsLimit) shared.clear();
+    shared.set(text, text);
+    return text;
+  };
+}
+
+/**
  * Turns eventLine arrays, in log order, into events: one object an event, which is also the shape a
  * projection reads (ProjectedEvent is a subset of its fields), so that a trusted replay hands it on
  * as it is. Strings that repeat from event to event (transaction id, type, tenant, recordedAt of one
@@ -145,14 +160,7 @@ export function recordedEventReader(): (value: unknown) => RecordedEvent {
   let lastTxText = '';
   let lastTx = 0n;
   let lastRecordedAt = '';
-  const shared = new Map<string, string>();
-  const share = (text: string): string => {
-    const known = shared.get(text);
-    if (known !== undefined) return known;
-    if (shared.size >= sharedStringsLimit) shared.clear();
-    shared.set(text, text);
-    return text;
-  };
+  const share = sharedStrings();
   return (tuple) => {
     if (!Array.isArray(tuple) || tuple.length !== 11) throw new TypeError('an event is an array of 11 fields');
     const [tx, seq, streamName, streamRevision, eventId, type, schemaVersion, tenantId, occurredAt, recordedAt, data] = tuple as unknown[];
