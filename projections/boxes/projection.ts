@@ -55,6 +55,14 @@ const tables: readonly TableDefinition[] = [
           reserved bigint NOT NULL,
           registered_at timestamptz NOT NULL,
           updated_at timestamptz NOT NULL,
+          -- The box's item of GET /v1/inventory/balances as JSON text, byte for byte what
+          -- JSON.stringify makes of it (boxBalanceRow's keys in order): the page is these texts
+          -- joined, with no row object built, converted or serialised on the request's path.
+          balance_json text GENERATED ALWAYS AS (
+            '{"boxId":' || json_quote(box_id) || ',"catalogItemId":' || json_quote(catalog_item_id) ||
+            ',"warehouseId":' || json_quote(warehouse_id) || ',"onHand":' || on_hand::text ||
+            ',"reserved":' || reserved::text || ',"available":' || (on_hand - reserved)::text || '}'
+          ) STORED,
           PRIMARY KEY (tenant_id, box_id)
         ) WITH (fillfactor = 50)
       `,
@@ -93,7 +101,8 @@ const boxesFolding = inMemoryFolding(boxChanges, foldEvent, writeBoxes);
 /** Every stock box of every tenant: its record and its balance (onHand, reserved). */
 export const boxesProjection: Projection = {
   name: 'boxes',
-  version: 1,
+  // 2: balance_json.
+  version: 2,
   tables,
   handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
   folding: boxesFolding,

@@ -3,7 +3,9 @@ import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
-import { boxBalanceRow, boxRow, type Box, type BoxBalance } from './schema.js';
+import type { z } from 'zod';
+import { sqlState } from '../../src/projecting/transientErrors.js';
+import { boxBalanceEntryRow, boxBalanceRow, boxRow, type Box, type BoxBalance, type BoxBalanceEntry } from './schema.js';
 
 export type BalancePage = ReadGuard & {
   /** Keyset position: the last box id of the previous page (the API layer signs it into a cursor). */
@@ -18,31 +20,56 @@ const balanceColumns = sql.fragment`
   on_hand::float8 AS "onHand", reserved::float8 AS reserved, (on_hand - reserved)::float8 AS available
 `;
 
+/** SQLSTATE undefined_column: the active boxes generation was built before balance_json. */
+const undefinedColumn = '42703';
+/** How long a process reads balances from their columns after it found no balance_json. */
+const columnsOnlyMs = 5_000;
+let columnsOnlyUntil = 0;
+
 /**
- * Box balances of the tenant by box id (byte order), after `afterBoxId`: up to `limit + 1` rows,
- * so that the caller knows whether another page exists.
+ * Box balances of the tenant by box id (byte order), after `afterBoxId`: up to `limit + 1` entries,
+ * so that the caller knows whether another page exists. Each entry's balance is its stored JSON
+ * text (boxes.balance_json). A generation built by the previous definition of boxes (version 1)
+ * has no such column: while it is still the active one (its rebuild runs beside it), the page is
+ * read from the columns and serialised here, with the same bytes, and the stored text is tried
+ * again after a few seconds.
  */
-export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalance[]> {
+export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalanceEntry[]> {
   const { afterBoxId = null, catalogItemId = null, warehouseId = null } = page;
-  const statement = balanceStatement(page.guard, { after: afterBoxId !== null, catalogItem: catalogItemId !== null, warehouse: warehouseId !== null });
-  return db.rows(statement({ tenantId, afterBoxId, catalogItemId, warehouseId, limit: page.limit + 1 }), { fromColumns: balanceOfColumns });
+  const filters = { after: afterBoxId !== null, catalogItem: catalogItemId !== null, warehouse: warehouseId !== null };
+  const values = { tenantId, afterBoxId, catalogItemId, warehouseId, limit: page.limit + 1 };
+  if (Date.now() >= columnsOnlyUntil) {
+    try {
+      return await db.rows(balanceEntryStatement(page.guard, filters)(values), { fromColumns: entryOfColumns });
+    } catch (error) {
+      if (sqlState(error) !== undefinedColumn) throw error;
+      columnsOnlyUntil = Date.now() + columnsOnlyMs;
+    }
+  }
+  const balances = await db.rows(balanceStatement(page.guard, filters)(values), { fromColumns: balanceOfColumns });
+  return balances.map((balance) => ({ boxId: balance.boxId, balance: JSON.stringify(balance) }));
 }
 
 type BalanceFilters = { readonly after: boolean; readonly catalogItem: boolean; readonly warehouse: boolean };
 const balanceParameters = ['tenantId', 'afterBoxId', 'catalogItemId', 'warehouseId', 'limit'] as const;
+const filtersKey = (filters: BalanceFilters) => `${Number(filters.after)}${Number(filters.catalogItem)}${Number(filters.warehouse)}`;
 
-/** The balance page statement for a guard and the filters in use, built once. */
+/** The balance page statements for a guard and the filters in use, built once: stored JSON text, or the columns. */
+const balanceEntryStatement = statementsByGuard(
+  (guard, filters: BalanceFilters) => balanceListTemplate(boxBalanceEntryRow, sql.fragment`box_id AS "boxId", balance_json AS balance`, guard, filters),
+  filtersKey,
+);
 const balanceStatement = statementsByGuard(
-  balanceListTemplate,
-  (filters: BalanceFilters) => `${Number(filters.after)}${Number(filters.catalogItem)}${Number(filters.warehouse)}`,
+  (guard, filters: BalanceFilters) => balanceListTemplate(boxBalanceRow, balanceColumns, guard, filters),
+  filtersKey,
 );
 
-function balanceListTemplate(guard: FragmentSqlToken | undefined, filters: BalanceFilters) {
+function balanceListTemplate<Row extends z.AnyZodObject>(row: Row, columns: FragmentSqlToken, guard: FragmentSqlToken | undefined, filters: BalanceFilters) {
   const none = sql.fragment``;
   return statementTemplate(
     balanceParameters,
-    (parameter) => sql.type(boxBalanceRow)`
-    SELECT ${balanceColumns}
+    (parameter) => sql.type(row)`
+    SELECT ${columns}
     FROM read_models.boxes
     WHERE tenant_id = ${parameter.tenantId} ${guardCondition(guard)}
       ${filters.after ? sql.fragment`AND box_id > ${parameter.afterBoxId}` : none}
@@ -57,6 +84,9 @@ function balanceListTemplate(guard: FragmentSqlToken | undefined, filters: Balan
 /** A row of `balanceColumns`, from its values in that order. */
 const balanceOfColumns = ([boxId, catalogItemId, warehouseId, onHand, reserved, available]: readonly unknown[]): BoxBalance =>
   ({ boxId, catalogItemId, warehouseId, onHand, reserved, available }) as BoxBalance;
+
+/** An entry of the balances list, from its two columns. */
+const entryOfColumns = ([boxId, balance]: readonly unknown[]): BoxBalanceEntry => ({ boxId, balance }) as BoxBalanceEntry;
 
 /**
  * One box of the tenant (by id, not its printed code), or undefined. `expiresOn` goes through

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Response } from 'express';
+import { jsonBodyText } from './jsonText.js';
 
 /**
  * Sends a JSON answer: the one place where the bytes of a /v1 answer's body are produced, so the
@@ -13,7 +14,8 @@ export function sendJson(response: Response, status: number, body: unknown): voi
   // encoded for each of them, 28 KB three times for a page of 200 balances). A string body costs
   // more still in the write itself: node encodes it into storage of three bytes a character
   // (balances at -c 32: writev 147 against 99 µs a request).
-  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+  // Stored JSON texts (JsonText) go in as they are.
+  const bytes = Buffer.from(jsonBodyText(body), 'utf8');
   const method = response.req.method;
   if (method === 'GET' || method === 'HEAD') {
     const etag = strongEtag(bytes);

@@ -112,7 +112,9 @@ export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], p
               { params, query, body: {} },
             ),
           );
-          return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
+          // Through JSON text, so that stored JSON (JsonText) is plain data in the structured content too.
+          const text = JSON.stringify(result);
+          return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
         } catch (error) {
           if (error instanceof ApiError) return failed(error, tool.name);
           deps.logger.error({ err: error, requestId, tool: tool.name, tenant: principal.tenantId }, 'tool call failed');

@@ -27,7 +27,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
   return code !== undefined && transientSqlStates.test(code);
 }
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE of a database error, wrapped (slonik) or not (pg), or undefined. */
+export function sqlState(error: unknown): string | undefined {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;

@@ -3,6 +3,7 @@ import { boxBalanceRow, boxRow } from '../../../projections/boxes/schema.js';
 import { listBoxMovements } from '../../../projections/stockMovements/queries.js';
 import { stockMovementRow } from '../../../projections/stockMovements/schema.js';
 import { z } from '../../platform/zodOpenApi.js';
+import { JsonText } from '../jsonText.js';
 import { keysetPage, terminalPage } from '../pagination/page.js';
 import { defineOperation, type OperationContext } from './operation.js';
 import { couldExist, cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
@@ -57,7 +58,8 @@ export const listBalancesOperation = defineOperation({
             ...(query.catalogItemId === undefined ? {} : { catalogItemId: query.catalogItemId }),
             ...(query.warehouseId === undefined ? {} : { warehouseId: query.warehouseId }),
           });
-    return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => row.boxId, itemOf: (row) => row });
+    // Each balance is sent as the JSON text the read model stores.
+    return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => row.boxId, itemOf: (row) => new JsonText(row.balance) });
   },
 });
 
