@@ -58,9 +58,26 @@ export async function getOrder(
   orderId: string,
   options: ReadGuard & { readonly includeCost: boolean },
 ): Promise<OrderResponse | undefined> {
-  const cost = options.includeCost ? sql.fragment`, 'unitCost', l.unit_cost, 'currency', l.currency` : sql.fragment``;
-  const [order] = await db.rows(
-    sql.type(withoutNullColumns(orderResponse))`
+  const statement = orderStatement(options.guard, options.includeCost);
+  const [order] = await db.rows(statement({ tenantId, orderId }), { nullMeansAbsent: true, fromColumns: orderOfColumns });
+  return order;
+}
+
+/** An order row whose NULL columns are absent fields. */
+const orderRow = withoutNullColumns(orderResponse);
+
+/** A row of the order statement, from its values in column order. */
+const orderOfColumns = ([orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, preferredSourceWarehouseId, justification, lines, approvalPlan, version]: readonly unknown[]) =>
+  ({ orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, preferredSourceWarehouseId, justification, lines, approvalPlan, version }) as OrderResponse;
+
+/** The order statement for a guard, with or without line cost, built once. */
+const orderStatement = statementsByGuard(orderTemplate, (includeCost: boolean) => String(includeCost));
+
+function orderTemplate(guard: FragmentSqlToken | undefined, includeCost: boolean) {
+  const cost = includeCost ? sql.fragment`, 'unitCost', l.unit_cost, 'currency', l.currency` : sql.fragment``;
+  return statementTemplate(
+    ['tenantId', 'orderId'] as const,
+    (parameter) => sql.type(orderRow)`
     SELECT o.order_id AS "orderId", o.number, o.type, o.status, o.requester_id AS "requesterId", o.clinic_id AS "clinicId",
       o.destination_warehouse_id AS "destinationWarehouseId", o.preferred_source_warehouse_id AS "preferredSourceWarehouseId",
       o.justification,
@@ -74,13 +91,11 @@ export async function getOrder(
           ORDER BY l.line_no
         )
         FROM read_models.order_lines AS l
-        WHERE l.tenant_id = ${tenantId} AND l.order_id = o.order_id
+        WHERE l.tenant_id = ${parameter.tenantId} AND l.order_id = o.order_id
       ), '[]'::jsonb) AS lines,
       o.approval_plan AS "approvalPlan", o.version
     FROM read_models.orders AS o
-    WHERE o.tenant_id = ${tenantId} AND o.order_id = ${orderId} ${guardCondition(options.guard)}
+    WHERE o.tenant_id = ${parameter.tenantId} AND o.order_id = ${parameter.orderId} ${guardCondition(guard)}
   `,
-    { nullMeansAbsent: true },
   );
-  return order;
 }
