@@ -3,8 +3,8 @@ import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
+import { storedJsonOrColumns } from '../shared/storedJson.js';
 import type { z } from 'zod';
-import { sqlState } from '../../src/projecting/transientErrors.js';
 import { boxBalanceEntryRow, boxBalanceRow, boxRow, type Box, type BoxBalance, type BoxBalanceEntry } from './schema.js';
 
 export type BalancePage = ReadGuard & {
@@ -20,34 +20,26 @@ const balanceColumns = sql.fragment`
   on_hand::float8 AS "onHand", reserved::float8 AS reserved, (on_hand - reserved)::float8 AS available
 `;
 
-/** SQLSTATE undefined_column: the active boxes generation was built before balance_json. */
-const undefinedColumn = '42703';
-/** How long a process reads balances from their columns after it found no balance_json. */
-const columnsOnlyMs = 5_000;
-let columnsOnlyUntil = 0;
+/** Balances come from balance_json, or from the columns on a generation built before it. */
+const fromStoredJson = storedJsonOrColumns();
 
 /**
  * Box balances of the tenant by box id (byte order), after `afterBoxId`: up to `limit + 1` entries,
  * so that the caller knows whether another page exists. Each entry's balance is its stored JSON
- * text (boxes.balance_json). A generation built by the previous definition of boxes (version 1)
- * has no such column: while it is still the active one (its rebuild runs beside it), the page is
- * read from the columns and serialised here, with the same bytes, and the stored text is tried
- * again after a few seconds.
+ * text (boxes.balance_json); on a generation built by the previous definition of boxes (version
+ * 1), the same text serialised here from the columns.
  */
 export async function listBalances(db: RowReader, tenantId: string, page: BalancePage): Promise<readonly BoxBalanceEntry[]> {
   const { afterBoxId = null, catalogItemId = null, warehouseId = null } = page;
   const filters = { after: afterBoxId !== null, catalogItem: catalogItemId !== null, warehouse: warehouseId !== null };
   const values = { tenantId, afterBoxId, catalogItemId, warehouseId, limit: page.limit + 1 };
-  if (Date.now() >= columnsOnlyUntil) {
-    try {
-      return await db.rows(balanceEntryStatement(page.guard, filters)(values), { fromColumns: entryOfColumns });
-    } catch (error) {
-      if (sqlState(error) !== undefinedColumn) throw error;
-      columnsOnlyUntil = Date.now() + columnsOnlyMs;
-    }
-  }
-  const balances = await db.rows(balanceStatement(page.guard, filters)(values), { fromColumns: balanceOfColumns });
-  return balances.map((balance) => ({ boxId: balance.boxId, balance: JSON.stringify(balance) }));
+  return fromStoredJson(
+    () => db.rows(balanceEntryStatement(page.guard, filters)(values), { fromColumns: entryOfColumns }),
+    async () => {
+      const balances = await db.rows(balanceStatement(page.guard, filters)(values), { fromColumns: balanceOfColumns });
+      return balances.map((balance) => ({ boxId: balance.boxId, balance: JSON.stringify(balance) }));
+    },
+  );
 }
 
 type BalanceFilters = { readonly after: boolean; readonly catalogItem: boolean; readonly warehouse: boolean };

@@ -4,6 +4,7 @@ import { boxStatus } from '../../src/events/index.js';
 import { boxOrigin } from '../../src/events/stock.js';
 import { responseDate, storedId } from '../../src/events/responseFields.js';
 import { storedInteger } from '../shared/storedInteger.js';
+import { storedJsonText } from '../shared/storedJson.js';
 
 /** A box's quantities, as an element of GET /v1/inventory/balances and as GET …/boxes/{boxId}/balance. */
 export const boxBalanceRow = z.object({
@@ -16,21 +17,8 @@ export const boxBalanceRow = z.object({
 });
 export type BoxBalance = z.output<typeof boxBalanceRow>;
 
-/**
- * A box's balance as the JSON text /v1 sends (boxes.balance_json): valid only when it is exactly
- * what JSON.stringify makes of the BoxBalance it parses to (keys in boxBalanceRow's order), so a
- * checked row (tests, the slonik reads) proves that the stored text and the columns agree.
- */
-export const balanceJson = z.string().refine((text) => {
-  try {
-    return JSON.stringify(boxBalanceRow.strict().parse(JSON.parse(text))) === text;
-  } catch {
-    return false;
-  }
-}, 'not the JSON text of a box balance');
-
 /** One entry of the balances list: the box id (the keyset position) and its balance as JSON text. */
-export const boxBalanceEntryRow = z.object({ boxId: storedId, balance: balanceJson });
+export const boxBalanceEntryRow = z.object({ boxId: storedId, balance: storedJsonText(boxBalanceRow) });
 export type BoxBalanceEntry = z.output<typeof boxBalanceEntryRow>;
 
 /** One box (GET /v1/inventory/boxes/{boxId}): where it is, what it holds and where it came from. */

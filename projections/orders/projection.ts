@@ -93,6 +93,14 @@ const tables: readonly TableDefinition[] = [
           delivered_at timestamptz,
           received_at timestamptz,
           closed_at timestamptz,
+          -- The order's item of GET /v1/orders as JSON text, byte for byte what JSON.stringify
+          -- makes of it (orderListItem's keys in order): the page is these texts joined.
+          item_json text GENERATED ALWAYS AS (
+            '{"orderId":' || json_quote(order_id) || ',"number":' || number::text || ',"type":' || json_quote(type) ||
+            ',"status":' || json_quote(status) || ',"requesterId":' || json_quote(requester_id) ||
+            ',"clinicId":' || json_quote(clinic_id) || ',"destinationWarehouseId":' || json_quote(destination_warehouse_id) ||
+            ',"version":' || version::text || '}'
+          ) STORED,
           PRIMARY KEY (tenant_id, order_id)
         )
       `,
@@ -165,7 +173,8 @@ const ordersFolding: Folding = {
  */
 export const ordersProjection: Projection = {
   name: 'orders',
-  version: 1,
+  // 2: item_json.
+  version: 2,
   tables,
   handles: handledEvents,
   folding: ordersFolding,

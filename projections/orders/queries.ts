@@ -5,7 +5,8 @@ import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
-import { orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
+import { storedJsonOrColumns } from '../shared/storedJson.js';
+import { orderListColumnsRow, orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
 
 export type ListOrdersOptions = ReadGuard & {
   /** Creation sequence of the last order of the previous page. */
@@ -14,26 +15,47 @@ export type ListOrdersOptions = ReadGuard & {
   readonly status?: OrderStatus;
 };
 
+/** Order list items come from item_json, or from the columns on a generation built before it. */
+const fromStoredJson = storedJsonOrColumns();
+
 /**
  * Orders of the tenant, oldest first by creation, after `afterSeq`: up to `limit + 1` rows, so
- * that the caller knows whether another page exists. Orders created later always sort last.
+ * that the caller knows whether another page exists. Orders created later always sort last. Each
+ * row's item is its stored JSON text (orders.item_json); on a generation built by the previous
+ * definition of orders (version 1), the same text serialised here from the columns.
  */
 export async function listOrders(db: RowReader, tenantId: string, options: ListOrdersOptions): Promise<readonly OrderListRow[]> {
   const { afterSeq = 0n, limit, status } = options;
-  const statement = orderListStatement(options.guard, status !== undefined);
-  const rows = await db.rows(statement({ tenantId, status: status ?? null, afterSeq, limit: limit + 1 }), { fromColumns: orderListRowOfColumns });
-  return rows.map(({ seq, ...item }) => ({ seq, item }));
+  const byStatus = status !== undefined;
+  const values = { tenantId, status: status ?? null, afterSeq, limit: limit + 1 };
+  return fromStoredJson(
+    () => db.rows(orderListStatement(options.guard, byStatus)(values), { fromColumns: orderListRowOfColumns }),
+    async () => {
+      const rows = await db.rows(orderListColumnsStatement(options.guard, byStatus)(values), { fromColumns: orderListItemOfColumns });
+      return rows.map(({ seq, ...item }) => ({ seq, itemJson: JSON.stringify(item) }));
+    },
+  );
 }
 
-/** The order list statement for a guard, with or without the status filter, built once. */
-const orderListStatement = statementsByGuard(orderListTemplate, (byStatus: boolean) => String(byStatus));
+const orderListParameters = ['tenantId', 'status', 'afterSeq', 'limit'] as const;
+const orderItemColumns = sql.fragment`order_id AS "orderId", number, type, status, requester_id AS "requesterId",
+  clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version`;
 
-function orderListTemplate(guard: FragmentSqlToken | undefined, byStatus: boolean) {
+/** The order list statements for a guard, with or without the status filter, built once: stored JSON text, or the columns. */
+const orderListStatement = statementsByGuard(
+  (guard, byStatus: boolean) => orderListTemplate(orderListRow, sql.fragment`item_json AS "itemJson"`, guard, byStatus),
+  (byStatus) => String(byStatus),
+);
+const orderListColumnsStatement = statementsByGuard(
+  (guard, byStatus: boolean) => orderListTemplate(orderListColumnsRow, orderItemColumns, guard, byStatus),
+  (byStatus) => String(byStatus),
+);
+
+function orderListTemplate<Row extends z.AnyZodObject>(row: Row, columns: FragmentSqlToken, guard: FragmentSqlToken | undefined, byStatus: boolean) {
   return statementTemplate(
-    ['tenantId', 'status', 'afterSeq', 'limit'] as const,
-    (parameter) => sql.type(orderListRow)`
-    SELECT creation_seq AS seq, order_id AS "orderId", number, type, status, requester_id AS "requesterId",
-      clinic_id AS "clinicId", destination_warehouse_id AS "destinationWarehouseId", version
+    orderListParameters,
+    (parameter) => sql.type(row)`
+    SELECT creation_seq AS seq, ${columns}
     FROM read_models.orders
     WHERE tenant_id = ${parameter.tenantId} ${guardCondition(guard)}
       ${byStatus ? sql.fragment`AND status = ${parameter.status}` : sql.fragment``}
@@ -45,8 +67,11 @@ function orderListTemplate(guard: FragmentSqlToken | undefined, byStatus: boolea
 }
 
 /** A row of the order list statement, from its values in column order. */
-const orderListRowOfColumns = ([seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version]: readonly unknown[]) =>
-  ({ seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version }) as z.infer<typeof orderListRow>;
+const orderListRowOfColumns = ([seq, itemJson]: readonly unknown[]) => ({ seq, itemJson }) as OrderListRow;
+
+/** A row of the columns statement, from its values in column order. */
+const orderListItemOfColumns = ([seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version]: readonly unknown[]) =>
+  ({ seq, orderId, number, type, status, requesterId, clinicId, destinationWarehouseId, version }) as z.infer<typeof orderListColumnsRow>;
 
 /**
  * One order with its lines (in their original order) and approval plan; line cost only with

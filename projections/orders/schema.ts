@@ -3,6 +3,7 @@ import { unitOfMeasure } from '../../src/events/catalog.js';
 import { code, maxApprovalSteps, maxOrderLines, name, text } from '../../src/events/primitives.js';
 import { orderStatus, orderType } from '../../src/events/index.js';
 import { currencyCode, int32Column, jsonInteger, storedId } from '../../src/events/responseFields.js';
+import { storedJsonText } from '../shared/storedJson.js';
 
 /** A line of an order as /v1 returns it; `unitCost` and `currency` only for a key that may read cost. */
 export const orderLineResponse = z
@@ -69,7 +70,13 @@ export const orderListItem = orderResponse.pick({
 });
 export type OrderListItem = z.infer<typeof orderListItem>;
 
-/** A list row: the item and its creation sequence, which the API signs into the cursor. */
+/**
+ * A list row: the item as its stored JSON text (orders.item_json) and its creation sequence,
+ * which the API signs into the cursor.
+ */
+export const orderListRow = z.object({ seq: z.bigint(), itemJson: storedJsonText(orderListItem) });
+export type OrderListRow = z.infer<typeof orderListRow>;
+
+/** A list row read from the columns (a generation built before item_json). */
 // No transform: a zod effect per row costs more than the query on a 200-row page.
-export const orderListRow = orderListItem.extend({ seq: z.bigint() });
-export type OrderListRow = { seq: bigint; item: OrderListItem };
+export const orderListColumnsRow = orderListItem.extend({ seq: z.bigint() });

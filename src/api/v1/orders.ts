@@ -2,6 +2,7 @@ import { getOrder, listOrders } from '../../../projections/orders/queries.js';
 import { orderApprovalPlanResponse, orderLineResponse, orderListItem, orderResponse } from '../../../projections/orders/schema.js';
 import { orderStatus } from '../../events/index.js';
 import { z } from '../../platform/zodOpenApi.js';
+import { JsonText } from '../jsonText.js';
 import { defineOperation } from './operation.js';
 import { cursorParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
 import { creationOrderedPage, foundOr404 } from './reads.js';
@@ -37,13 +38,15 @@ export const listOrdersOperation = defineOperation({
   problems: ['common.invalid_request'],
   guardedReads: true,
   handle: async (context, { query }) =>
-    creationOrderedPage(context, query, (page) =>
-      listOrders(context.reads, context.principal.tenantId, {
+    creationOrderedPage(context, query, async (page) => {
+      const rows = await listOrders(context.reads, context.principal.tenantId, {
         ...page,
         ...(query.status === undefined ? {} : { status: query.status }),
         guard: context.readGuard,
-      }),
-    ),
+      });
+      // Each order is sent as the JSON text the read model stores.
+      return rows.map((row) => ({ seq: row.seq, item: new JsonText(row.itemJson) }));
+    }),
 });
 
 export const getOrderOperation = defineOperation({
