@@ -1,10 +1,10 @@
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
+import type { z } from 'zod';
 import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
 import { storedJsonOrColumns } from '../shared/storedJson.js';
-import type { z } from 'zod';
 import { boxBalanceEntryRow, boxBalanceRow, boxRow, type Box, type BoxBalance, type BoxBalanceEntry } from './schema.js';
 
 export type BalancePage = ReadGuard & {
