@@ -15,6 +15,8 @@ describe('jsonBodyText', () => {
       // A JsonText as a field, beside plain objects and arrays.
       [{ one: stored(balance), plain: [balance, { nested: [1, 'x'] }], n: null }, { one: balance, plain: [balance, { nested: [1, 'x'] }], n: null }],
       [{ data: [] }, { data: [] }],
+      // The first member left out: no comma before the next.
+      [{ skipped: undefined, data: [stored(balance)], last: 'x' }, { skipped: undefined, data: [balance], last: 'x' }],
     ];
     for (const [withText, plain] of bodies) {
       const text = jsonBodyText(withText);

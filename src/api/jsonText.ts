@@ -18,26 +18,38 @@ export class JsonText {
  */
 export function jsonBodyText(body: unknown): string {
   if (!isPlainObject(body) || !Object.values(body).some(holdsJsonText)) return JSON.stringify(body);
-  const members: string[] = [];
+  // One list of pieces, joined once: the page's text is copied once (a join per level copied it
+  // for each level, a 28 KB string of garbage a page of balances).
+  const pieces: string[] = ['{'];
   for (const [name, value] of Object.entries(body)) {
-    const text = valueText(value);
-    // Left out as JSON.stringify leaves them out (undefined, functions, symbols).
-    if (text !== undefined) members.push(`${JSON.stringify(name)}:${text}`);
+    if (value instanceof JsonText) {
+      member(pieces, name, value.text);
+    } else if (Array.isArray(value) && holdsJsonText(value)) {
+      member(pieces, name, '[');
+      value.forEach((element: unknown, index) => {
+        if (index > 0) pieces.push(',');
+        // An element JSON.stringify cannot write (undefined, a function) is null in an array.
+        pieces.push(element instanceof JsonText ? element.text : (JSON.stringify(element) ?? 'null'));
+      });
+      pieces.push(']');
+    } else {
+      const text = JSON.stringify(value) as string | undefined;
+      // Left out as JSON.stringify leaves them out (undefined, functions, symbols).
+      if (text !== undefined) member(pieces, name, text);
+    }
   }
-  return `{${members.join(',')}}`;
+  pieces.push('}');
+  return pieces.join('');
+}
+
+/** `"name":text`, after a comma unless it is the object's first member. */
+function member(pieces: string[], name: string, text: string): void {
+  if (pieces.length > 1) pieces.push(',');
+  pieces.push(JSON.stringify(name), ':', text);
 }
 
 function holdsJsonText(value: unknown): boolean {
   return value instanceof JsonText || (Array.isArray(value) && value.some((element) => element instanceof JsonText));
-}
-
-function valueText(value: unknown): string | undefined {
-  if (value instanceof JsonText) return value.text;
-  if (Array.isArray(value) && holdsJsonText(value)) {
-    // An element JSON.stringify cannot write (undefined, a function) is null in an array.
-    return `[${value.map((element) => (element instanceof JsonText ? element.text : (JSON.stringify(element) ?? 'null'))).join(',')}]`;
-  }
-  return JSON.stringify(value) as string | undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
