@@ -24,8 +24,11 @@ export const listFulfillmentsOperation = defineOperation({
   responseName: 'FulfillmentList',
   problems: ['common.invalid_request'],
   handle: async (context, { query }) =>
-    creationOrderedPage(context, query, (page) =>
-      listFulfillments(context.db, context.principal.tenantId, { ...page, ...(query.status === undefined ? {} : { status: query.status }) }),
+    creationOrderedPage(
+      context,
+      query,
+      (page) => listFulfillments(context.db, context.principal.tenantId, { ...page, ...(query.status === undefined ? {} : { status: query.status }) }),
+      (row) => row.item,
     ),
 });
 

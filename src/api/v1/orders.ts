@@ -38,15 +38,18 @@ export const listOrdersOperation = defineOperation({
   problems: ['common.invalid_request'],
   guardedReads: true,
   handle: async (context, { query }) =>
-    creationOrderedPage(context, query, async (page) => {
-      const rows = await listOrders(context.reads, context.principal.tenantId, {
-        ...page,
-        ...(query.status === undefined ? {} : { status: query.status }),
-        guard: context.readGuard,
-      });
+    creationOrderedPage(
+      context,
+      query,
+      (page) =>
+        listOrders(context.reads, context.principal.tenantId, {
+          ...page,
+          ...(query.status === undefined ? {} : { status: query.status }),
+          guard: context.readGuard,
+        }),
       // Each order is sent as the JSON text the read model stores.
-      return rows.map((row) => ({ seq: row.seq, item: new JsonText(row.itemJson) }));
-    }),
+      (row) => new JsonText(row.itemJson),
+    ),
 });
 
 export const getOrderOperation = defineOperation({

@@ -14,18 +14,20 @@ export async function foundOr404<T>(id: string, notFound: ProblemCode, read: (id
 
 /**
  * A page of a list ordered by per-tenant creation sequence (orders, fulfillments): the cursor holds
- * the sequence of the last record shown, so records created meanwhile come at the end.
+ * the sequence of the last record shown, so records created meanwhile come at the end. `itemOf`
+ * makes the answer's item of a row.
  */
-export async function creationOrderedPage<Item>(
+export async function creationOrderedPage<Row extends { readonly seq: bigint }, Item>(
   context: OperationContext,
   query: { readonly limit?: number; readonly cursor?: string },
-  list: (page: { afterSeq?: bigint; limit: number }) => Promise<readonly { seq: bigint; item: Item }[]>,
+  list: (page: { afterSeq?: bigint; limit: number }) => Promise<readonly Row[]>,
+  itemOf: (row: Row) => Item,
 ): Promise<ListPage<Item>> {
   const limit = query.limit ?? defaultPageSize;
   const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
   const afterSeq = query.cursor === undefined ? undefined : creationPosition.decode(context.cursors.decode(scope, query.cursor));
   const rows = await list({ limit, ...(afterSeq === undefined ? {} : { afterSeq }) });
-  return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf: (row) => row.item });
+  return keysetPage(rows, limit, { codec: context.cursors, scope, positionOf: (row) => creationPosition.encode(row.seq), itemOf });
 }
 
 const allowedRow = z.object({ allowed: z.boolean() });
