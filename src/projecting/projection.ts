@@ -1,5 +1,4 @@
-import type { FragmentSqlToken } from 'slonik';
-import type { CommonQueryMethods, DatabaseTransactionConnection, IdentifierSqlToken, QuerySqlToken } from 'slonik';
+import type { CommonQueryMethods, DatabaseTransactionConnection, FragmentSqlToken, IdentifierSqlToken, QuerySqlToken } from 'slonik';
 import type { EventEnvelope, EventType } from '../events/index.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
 
