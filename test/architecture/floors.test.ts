@@ -6,7 +6,7 @@ import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 
 /**
- * The floors of the code base, lowest first, declared here only (README "Layout and floors" says
+ * The floors of the code base, lowest first, declared here only (docs/development.md, "Layout and floors", says
  * why each sits where it does). A file may import from its own floor and the floors below it,
  * never from a floor above. Folders are matched by their path from the repository root.
  */
