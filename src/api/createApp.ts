@@ -1,4 +1,5 @@
 import type { AnalyticsCaps } from '../config/analyticsCaps.js';
+import type { TrustProxy } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import express, { type Express, type Router } from 'express';
 import type { ExportService } from '../exports/exportService.js';
@@ -12,6 +13,7 @@ import { referencePage } from './openapi/referencePage.js';
 import type { OpenApiDocument } from './openapi/openApiDocument.js';
 import type { CursorCodec } from './pagination/cursorCodec.js';
 import { errorHandler, notFound } from './problems/errorHandler.js';
+import { refuseTooManyQueryParameters } from './queryParameters.js';
 import type { RequestBudget } from './rateLimit/requestBudget.js';
 import { requestState } from './requestState.js';
 import type { Operation } from './v1/operation.js';
@@ -41,6 +43,8 @@ export type AppDependencies = HealthDependencies & {
   readonly logger: Logger;
   readonly errorTypeBase: string;
   readonly api?: ApiDependencies;
+  /** Reverse proxies trusted to name the client (`X-Forwarded-For`); none by default. */
+  readonly trustProxy?: TrustProxy;
 };
 
 export function createApp(deps: AppDependencies): Express {
@@ -51,11 +55,14 @@ export function createApp(deps: AppDependencies): Express {
   // answers are decided by sendJson alone.
   Object.defineProperty(app.request, 'fresh', { configurable: true, get: () => false });
   app.set('query parser', 'simple');
+  // Every per-address limit keys on request.ip: the socket's address unless a proxy is trusted.
+  app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestState);
   app.use(accessLog(deps.logger));
   const api = deps.api;
   // /v1 first: its requests, the hot path, pass no other router on their way.
   if (api !== undefined) app.use('/v1', v1Router(api));
+  app.use(refuseTooManyQueryParameters);
   app.use(healthRoutes(deps));
   if (api !== undefined) {
     app.get('/openapi.json', (_request, response) => {

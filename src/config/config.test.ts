@@ -21,6 +21,7 @@ describe('settings', () => {
       evidenceRetentionDays: 90,
       exportQueueName: 'supply-api-exports',
       exportConcurrency: 2,
+      trustProxy: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -51,6 +52,7 @@ describe('settings', () => {
         EVIDENCE_RETENTION_DAYS: '30',
         EXPORT_QUEUE_NAME: 'exports-eu',
         EXPORT_CONCURRENCY: '4',
+        TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1,loopback',
       },
       '/srv/app',
     );
@@ -70,7 +72,15 @@ describe('settings', () => {
       evidenceRetentionDays: 30,
       exportQueueName: 'exports-eu',
       exportConcurrency: 4,
+      trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1', 'loopback'],
     });
+  });
+
+  test('TRUST_PROXY takes false, a number of hops, or proxy addresses and subnets', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: 'uniquelocal' }).trustProxy).toEqual(['uniquelocal']);
+    expect(loadConfig({ TRUST_PROXY: 'fd00::/8' }).trustProxy).toEqual(['fd00::/8']);
   });
 
   test('empty strings count as absent', () => {
@@ -97,6 +107,11 @@ describe('settings', () => {
     ['ANALYTICS_EXCEPTIONS_CAP', '0'],
     ['ANALYTICS_TREND_CAP', '200001'],
     ['ANALYTICS_COUNT_CAP', 'many'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', 'proxy.example.com'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.1,'],
+    ['TRUST_PROXY', '-1'],
   ])('a bad %s (%s) stops start-up with a message naming the setting', (setting, value) => {
     const attempt = () => loadConfig({ S3_BUCKET: 'supply-exports', [setting]: value });
     expect(attempt).toThrow(ConfigError);

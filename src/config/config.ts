@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { maxAnalyticsCaps, type AnalyticsCaps } from './analyticsCaps.js';
@@ -30,6 +31,44 @@ const booleanSetting = z.preprocess(
   z
     .enum(['true', 'false', '1', '0'], { errorMap: () => ({ message: 'must be true or false' }) })
     .transform((value) => value === 'true' || value === '1')
+    .default('false'),
+);
+
+/**
+ * Express's `trust proxy`: which hops in front of the service may say, in `X-Forwarded-For` and
+ * `X-Forwarded-Proto`, who the client is. Off by default: every per-address limit keys on the
+ * socket's address.
+ */
+export type TrustProxy = false | number | readonly string[];
+
+const proxyNames = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address, a subnet (address/prefix) or one of Express's names for address ranges. */
+function isProxyAddress(entry: string): boolean {
+  if (proxyNames.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+const trustProxySetting = z.preprocess(
+  emptyAsAbsent,
+  z
+    .string()
+    .transform((value, context): TrustProxy => {
+      const text = value.trim();
+      if (text === 'false') return false;
+      if (/^\d{1,2}$/.test(text)) return Number(text);
+      const entries = text.split(',').map((entry) => entry.trim());
+      const wrong = entries.find((entry) => !isProxyAddress(entry));
+      if (wrong === undefined) return Object.freeze(entries);
+      context.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `must be false, a number of proxy hops (0 to 99), or a comma-separated list of proxy addresses, subnets (10.0.0.0/8) or loopback, linklocal, uniquelocal; "${wrong}" is none of these`,
+      });
+      return z.NEVER;
+    })
     .default('false'),
 );
 
@@ -76,6 +115,7 @@ const environmentSchema = z.object({
       .default('supply-api-exports'),
   ),
   EXPORT_CONCURRENCY: integerSetting(1, 32, 2),
+  TRUST_PROXY: trustProxySetting,
 });
 
 export type Config = Readonly<{
@@ -100,6 +140,8 @@ export type Config = Readonly<{
   exportQueueName: string;
   /** Builds one worker runs at once. */
   exportConcurrency: number;
+  /** Which reverse proxies the client address may come from (Express `trust proxy`). */
+  trustProxy: TrustProxy;
 }>;
 
 export class ConfigError extends Error {
@@ -147,5 +189,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     evidenceRetentionDays: e.EVIDENCE_RETENTION_DAYS,
     exportQueueName: e.EXPORT_QUEUE_NAME,
     exportConcurrency: e.EXPORT_CONCURRENCY,
+    trustProxy: e.TRUST_PROXY,
   });
 }

@@ -79,6 +79,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       metrics: registry,
       logger,
       errorTypeBase: config.errorTypeBase,
+      trustProxy: config.trustProxy,
       ...(api === undefined ? {} : { api }),
     });
     server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });

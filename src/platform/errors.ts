@@ -24,7 +24,7 @@ export type ProblemCode = keyof typeof problemStatuses;
 export const problemCodes = Object.keys(problemStatuses) as ProblemCode[];
 
 /** Why a request was invalid: each has a detail that helps the caller fix it (in the catalogue). */
-export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body'] as const;
+export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body', 'parameters'] as const;
 export type InvalidRequestCause = (typeof invalidRequestCauses)[number];
 
 /**

@@ -3,6 +3,7 @@ import { maxHeaderSize } from 'node:http';
 import { stateMetrics, windowMetrics } from '../../analytics/definitions.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { problemCatalogue } from '../problems/problemCatalogue.js';
+import { maxQueryParameters } from '../queryParameters.js';
 import { problemCodes, type ProblemCode } from '../../platform/errors.js';
 import type { Operation } from '../v1/operation.js';
 import { clientTimeouts } from '../listen.js';
@@ -93,7 +94,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Requests that cannot be parsed** (headers over the server's limit, a malformed \`Content-Length\`): 431 \`common.request_header_too_large\` or 400 \`common.invalid_request\`, with \`instance\` \`/\` and the connection closed. **Slow clients**: request line and headers must arrive within ${clientTimeouts.headersMs / 1000} s and the whole request within ${clientTimeouts.requestMs / 1000} s, otherwise 408 \`common.request_timeout\` (same form) and the connection closed; an idle keep-alive connection is closed after ${clientTimeouts.keepAliveMs / 1000} s.
 - **Unexpected failures** (the database unreachable or too slow among them): 500 \`common.internal_error\`. No request runs longer than ${requestDeadlineMs / 1000} s: one still running then is answered 500 \`common.internal_error\`.
 - **Request bodies**: no GET operation uses one. A body larger than ${maxBodyBytes} bytes, declared or chunked, answers 413 \`common.payload_too_large\`; a body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
-- **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`.
+- **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`, and so does a query string of more than ${maxQueryParameters} parameters to an operation that reads any (none of them is read, rather than those past the ${maxQueryParameters}th lost).
 - **Order of checks**: key (401), scope (403), request budget (429), then parameters (400) and the resource (404). A request that passes the key and scope checks uses the budget whatever its answer, and carries the rate-limit headers.
 - **Cursors** are signed and bound to the operation and the workspace that issued them.
 - **Lists that are not paginated** ignore \`limit\` and \`cursor\` and answer one terminal page.

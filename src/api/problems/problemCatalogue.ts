@@ -205,4 +205,9 @@ export const invalidRequestDetails = {
     es: 'El cuerpo de la solicitud no es JSON válido.',
     pt: 'O corpo da requisição não é um JSON válido.',
   },
+  parameters: {
+    en: 'The query string has more than 1000 parameters; none of them was read.',
+    es: 'La cadena de consulta tiene más de 1000 parámetros; no se leyó ninguno.',
+    pt: 'A string de consulta tem mais de 1000 parâmetros; nenhum foi lido.',
+  },
 } as const satisfies Record<InvalidRequestCause, Localized>;

@@ -10,6 +10,7 @@ import { issuableScopes } from '../../keys/scopes.js';
 import { isAccessRefused, slonikRowReader, type RowReader } from '../../platform/projectionReader.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
 import { ApiError, invalidRequest, type InvalidRequestCause } from '../../platform/errors.js';
+import { exceedsMaxQueryParameters } from '../queryParameters.js';
 import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js';
 import { stateOf } from '../requestState.js';
 import { sendJson } from '../sendJson.js';
@@ -199,7 +200,7 @@ async function runHandler(
 ): Promise<void> {
   const state = stateOf(response);
   const input = {
-    query: parseQuery(operation.query, request.query),
+    query: parseQuery(operation.query, request),
     params: parseParameters(operation.params, request.params),
     body: parseBody(operation.body, request.body),
   };
@@ -281,10 +282,14 @@ function parseBody(schema: z.AnyZodObject | undefined, raw: unknown): Record<str
   throw invalidRequest(typeof name === 'string' ? (causeByParameter[name] ?? 'body_fields') : 'body_fields');
 }
 
-/** Declared parameters only (others are ignored); a repeated or invalid one is a 400 naming it. */
-function parseQuery(schema: z.AnyZodObject | undefined, query: unknown): Record<string, unknown> {
+/**
+ * Declared parameters only (others are ignored); a repeated or invalid one is a 400 naming it, and
+ * so is a query string too long for the parser to keep every parameter of it.
+ */
+function parseQuery(schema: z.AnyZodObject | undefined, request: Request): Record<string, unknown> {
   if (schema === undefined) return {};
-  const raw = (query ?? {}) as Record<string, unknown>;
+  if (exceedsMaxQueryParameters(request.url)) throw invalidRequest('parameters');
+  const raw = (request.query ?? {}) as Record<string, unknown>;
   const picked: Record<string, unknown> = {};
   for (const name of Object.keys(schema.shape)) {
     const value = Object.hasOwn(raw, name) ? raw[name] : undefined;
