@@ -15,11 +15,21 @@ describe('loggableUrl: credentials in the query string never reach the access lo
     ['/v1/me?key', '/v1/me?key=[redacted]'],
     ['/v1/me?key=a&key=b', '/v1/me?key=[redacted]&key=[redacted]'],
     ['/downloads/exports/x.csv?expires=1&signature=deadbeef', '/downloads/exports/x.csv?expires=1&signature=[redacted]'],
+    // Any name containing code, secret, token, password, verifier, authorization or key, encoded or not.
+    ['/v1/me?Authorization=Bearer%20svc_test_x', '/v1/me?Authorization=[redacted]'],
+    ['/mcp?refresh_token=dsa_rt_x', '/mcp?refresh_token=[redacted]'],
+    ['/v1/orders?limit=5&client_secret=s&code_verifier=v&signInCode=K2H4', '/v1/orders?limit=5&client_secret=[redacted]&code_verifier=[redacted]&signInCode=[redacted]'],
+    ['/v1/me?PASSWORD=x&%41uthorization=y', '/v1/me?PASSWORD=[redacted]&%41uthorization=[redacted]'],
+    ['/v1/orders?keyboard=1&tokens=3', '/v1/orders?keyboard=[redacted]&tokens=[redacted]'],
+    // Every value of the OAuth endpoints.
+    ['/authorize?client_id=c&state=s&signInCode=K2H4-ABCD', '/authorize?client_id=[redacted]&state=[redacted]&signInCode=[redacted]'],
+    ['/token?code=dsa_ac_x&client_secret=s&code_verifier=v', '/token?code=[redacted]&client_secret=[redacted]&code_verifier=[redacted]'],
+    ['/revoke/?x=1', '/revoke/?x=[redacted]'],
   ])('%s is logged as %s', (url, logged) => {
     expect(loggableUrl(url)).toBe(logged);
   });
 
-  test.each(['/v1/orders?limit=5&status=draft', '/v1/orders', '/v1/orders?keyboard=1&monkey=2&tokens=3', '/v1/me?%E0%A4%A=1'])('%s is logged as sent', (url) => {
+  test.each(['/v1/orders?limit=5&status=draft', '/v1/orders', '/v1/orders?cursor=abc&catalogItemId=x', '/authorized?x=1', '/v1/me?%E0%A4%A=1'])('%s is logged as sent', (url) => {
     expect(loggableUrl(url)).toBe(url);
   });
 });

@@ -9,27 +9,41 @@ import { stateOf } from './requestState.js';
  * rather than with pino-http, whose child logger per request cost more than a whole keyed read.
  */
 /**
- * Query parameters whose values are credentials: a download link's signature while it is valid,
- * and keys or tokens a client put in the query string although only the Authorization header is
- * read (the API ignores them, the log must not keep them). Compared without case, after decoding.
+ * Query parameters whose values are credentials wherever they appear: a download link's signature
+ * while it is valid, and keys, tokens, codes, secrets or passwords a client put in the query string
+ * although only the Authorization header and form bodies are read (the API ignores them, the log
+ * must not keep them). Names are compared without case, after percent-decoding.
  */
-export const credentialQueryParameters: ReadonlySet<string> = new Set(['signature', 'x-amz-signature', 'x-amz-credential', 'x-amz-security-token', 'api_key', 'apikey', 'key', 'token', 'access_token']);
+export const credentialQueryParameters: ReadonlySet<string> = new Set(['signature', 'x-amz-signature', 'x-amz-credential', 'x-amz-security-token']);
+const credentialNamePart = /code|secret|token|password|verifier|authorization|key/;
 
-/** The URL as logged: each credential parameter's value is `[redacted]`, everything else as sent. */
+/** The OAuth endpoints of /mcp: every value of their query strings is a credential or names one. */
+const oauthPath = /^\/(?:authorize|token|register|revoke)\/?$/;
+
+/**
+ * The URL as logged: each credential parameter's value is `[redacted]` (every parameter's, on the
+ * OAuth endpoints), everything else as sent.
+ */
 export function loggableUrl(url: string): string {
   const queryStart = url.indexOf('?');
   if (queryStart === -1) return url;
   const hashStart = url.indexOf('#', queryStart);
   const query = url.slice(queryStart + 1, hashStart === -1 ? undefined : hashStart);
+  const everyValue = oauthPath.test(url.slice(0, queryStart));
   const redacted = query
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
       const name = equals === -1 ? pair : pair.slice(0, equals);
-      return credentialQueryParameters.has(decodedName(name).toLowerCase()) ? `${name}=[redacted]` : pair;
+      return everyValue || isCredentialName(name) ? `${name}=[redacted]` : pair;
     })
     .join('&');
   return `${url.slice(0, queryStart + 1)}${redacted}${hashStart === -1 ? '' : url.slice(hashStart)}`;
+}
+
+function isCredentialName(name: string): boolean {
+  const decoded = decodedName(name).toLowerCase();
+  return credentialNamePart.test(decoded) || credentialQueryParameters.has(decoded);
 }
 
 function decodedName(name: string): string {
