@@ -25,11 +25,17 @@ export function checksumOf(secret: string): string {
   return digits;
 }
 
-export function generateKey(): string {
-  let secret = '';
-  for (let i = 0; i < 24; i += 1) {
-    secret += base62Alphabet.charAt(randomInt(62));
+/** `length` characters drawn uniformly from [0-9A-Za-z] with a CSPRNG. */
+export function randomBase62(length: number): string {
+  let text = '';
+  for (let i = 0; i < length; i += 1) {
+    text += base62Alphabet.charAt(randomInt(62));
   }
+  return text;
+}
+
+export function generateKey(): string {
+  const secret = randomBase62(24);
   return `svc_test_${secret}_${checksumOf(secret)}`;
 }
 
@@ -37,8 +43,13 @@ export function generateKey(): string {
 export function isWellFormedKey(text: string): boolean {
   const match = keyPattern.exec(text);
   if (!match?.[1] || !match[2]) return false;
-  const expected = Buffer.from(checksumOf(match[1]));
-  const given = Buffer.from(match[2]);
+  return hasChecksum(match[1], match[2]);
+}
+
+/** Whether `checksum` is the checksum of `text` (compared in constant time). */
+export function hasChecksum(text: string, checksum: string): boolean {
+  const expected = Buffer.from(checksumOf(text));
+  const given = Buffer.from(checksum);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 

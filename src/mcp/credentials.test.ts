@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { generateSignInCode, generateToken, hashSecret, normalizeSignInCode } from './credentials.js';
+import { generateSignInCode, generateToken, hashSecret, isWellFormedToken, normalizeSignInCode } from './credentials.js';
 
 describe('sign-in codes', () => {
   test('are 12 Crockford base32 characters in three groups, and read back as typed in any case or spacing', () => {
@@ -23,11 +24,29 @@ describe('sign-in codes', () => {
 });
 
 describe('tokens', () => {
-  test('carry their kind, never the API key form, and 256 random bits', () => {
-    expect(generateToken('access')).toMatch(/^dsa_at_[A-Za-z0-9_-]{43}$/);
-    expect(generateToken('refresh')).toMatch(/^dsa_rt_[A-Za-z0-9_-]{43}$/);
-    expect(generateToken('code')).toMatch(/^dsa_ac_[A-Za-z0-9_-]{43}$/);
+  test('carry their kind, never the API key form, 256 random bits and a checksum', () => {
+    expect(generateToken('access')).toMatch(/^dsa_at_[0-9A-Za-z]{43}_[0-9A-Za-z]{4}$/);
+    expect(generateToken('refresh')).toMatch(/^dsa_rt_[0-9A-Za-z]{43}_[0-9A-Za-z]{4}$/);
+    expect(generateToken('code')).toMatch(/^dsa_ac_[0-9A-Za-z]{43}_[0-9A-Za-z]{4}$/);
     expect(generateToken('access')).not.toBe(generateToken('access'));
+  });
+
+  test('a random, mistyped, truncated or other-kind token fails its format before any lookup', () => {
+    const access = generateToken('access');
+    expect(isWellFormedToken('access', access)).toBe(true);
+    expect(isWellFormedToken('refresh', access)).toBe(false);
+    expect(isWellFormedToken('code', access.replace('dsa_at_', 'dsa_ac_'))).toBe(false);
+    const last = access.charAt(10) === 'A' ? 'B' : 'A';
+    expect(isWellFormedToken('access', access.slice(0, 10) + last + access.slice(11))).toBe(false);
+    expect(isWellFormedToken('access', access.slice(0, -1))).toBe(false);
+    expect(isWellFormedToken('access', `dsa_at_${'A'.repeat(43)}`)).toBe(false);
+    expect(isWellFormedToken('access', `dsa_at_${'A'.repeat(43)}_AAAA`)).toBe(false);
+    expect(isWellFormedToken('access', ` ${access}`)).toBe(false);
+    // Before the checksum, tokens were 43 base64url characters: they are refused now.
+    expect(isWellFormedToken('access', `dsa_at_${'A'.repeat(42)}-`)).toBe(false);
+    const refused = Array.from({ length: 2000 }, () => `dsa_at_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}_${randomBytes(3).toString('base64url').replace(/[-_]/g, 'x')}`);
+    // A random candidate passes with odds of about 1 in 62^4 (15 million).
+    expect(refused.filter((token) => isWellFormedToken('access', token))).toEqual([]);
   });
 
   test('are stored as SHA-256 in lowercase hex', () => {

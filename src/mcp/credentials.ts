@@ -1,4 +1,5 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
+import { checksumOf, hasChecksum, randomBase62 } from '../keys/keyFormat.js';
 
 /** Secrets, codes and tokens are stored only as this: SHA-256, lowercase hex. */
 export function hashSecret(secret: string): string {
@@ -29,8 +30,25 @@ export function normalizeSignInCode(typed: string): string | undefined {
   return compact.length === codeLength && [...compact].every((character) => codeAlphabet.includes(character)) ? compact : undefined;
 }
 
-/** Opaque bearer credentials: a kind prefix (never a key's `svc_` form) and 256 random bits. */
-export function generateToken(kind: 'access' | 'refresh' | 'code'): string {
-  const prefix = kind === 'access' ? 'dsa_at_' : kind === 'refresh' ? 'dsa_rt_' : 'dsa_ac_';
-  return prefix + randomBytes(32).toString('base64url');
+export type TokenKind = 'access' | 'refresh' | 'code';
+
+const tokenPrefixes: Readonly<Record<TokenKind, string>> = { access: 'dsa_at_', refresh: 'dsa_rt_', code: 'dsa_ac_' };
+const tokenPattern = /^(dsa_(?:at|rt|ac)_[0-9A-Za-z]{43})_([0-9A-Za-z]{4})$/;
+
+/**
+ * Opaque bearer credentials: `dsa_at_` (access token), `dsa_rt_` (refresh token) or `dsa_ac_`
+ * (authorization code), 43 base62 characters (256 random bits), `_` and the checksum of what comes
+ * before it, as an API key's (never a key's `svc_` form). A random or mistyped one fails the
+ * checksum and is refused without a database lookup.
+ */
+export function generateToken(kind: TokenKind): string {
+  const body = tokenPrefixes[kind] + randomBase62(43);
+  return `${body}_${checksumOf(body)}`;
+}
+
+/** True when the text has the token format of this kind and a correct checksum. */
+export function isWellFormedToken(kind: TokenKind, text: string): boolean {
+  const match = tokenPattern.exec(text);
+  if (!match?.[1] || !match[2] || !match[1].startsWith(tokenPrefixes[kind])) return false;
+  return hasChecksum(match[1], match[2]);
 }
