@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { RateLimiterRedis, type RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Logger } from '../../platform/logger.js';
 import { quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
-import { consumeOne, defaultBudgetKeyPrefix, refundOne, type RequestBudget, type RequestBudgetOptions } from './requestBudget.js';
+import { consumeOne, defaultBudgetKeyPrefix, refundOne, type Limit, type Limits, type LimitSpec, type RequestBudget, type RequestBudgetOptions } from './requestBudget.js';
 
 // Short so that a request never waits long on a dead or unreachable Redis.
 const connectTimeoutMs = 1000;
@@ -14,25 +14,37 @@ const maxReconnectDelayMs = 2000;
  * counting per process while Redis cannot be reached.
  */
 export function createRedisRequestBudget(options: RequestBudgetOptions & { readonly redisUrl: string }, insurance: RateLimiterMemory): RequestBudget {
-  const { pointsPerWindow, windowSeconds, redisUrl, logger } = options;
+  const connection = connectRedis(options.redisUrl, options.logger);
+  const budget = redisLimit(connection, { points: options.pointsPerWindow, windowSeconds: options.windowSeconds, keyPrefix: options.keyPrefix ?? defaultBudgetKeyPrefix }, insurance);
+  return { store: 'redis', ...budget, close: () => connection.close() };
+}
+
+/** Limits in Redis over one connection (createLimits with a Redis URL). */
+export function createRedisLimits(redisUrl: string, logger: Logger): Limits {
   const connection = connectRedis(redisUrl, logger);
+  return {
+    store: 'redis',
+    limit: (spec) => redisLimit(connection, spec, new RateLimiterMemory({ points: spec.points, duration: spec.windowSeconds })),
+    close: () => connection.close(),
+  };
+}
+
+function redisLimit(connection: RedisConnection, spec: LimitSpec, insurance: RateLimiterMemory): Limit {
   const limiter = new RateLimiterRedis({
     storeClient: connection.client,
-    points: pointsPerWindow,
-    duration: windowSeconds,
-    keyPrefix: options.keyPrefix ?? defaultBudgetKeyPrefix,
+    points: spec.points,
+    duration: spec.windowSeconds,
+    keyPrefix: spec.keyPrefix,
     // Not 'ready' means straight to the insurance limiter, without touching the socket.
     rejectIfRedisNotReady: true,
     insuranceLimiter: insurance,
   });
   return {
-    store: 'redis',
-    consume: async (budgetKey) => {
+    consume: async (key, cost) => {
       await connection.firstAttempt;
-      return consumeOne(limiter, budgetKey, pointsPerWindow);
+      return consumeOne(limiter, key, spec.points, cost);
     },
-    refund: (budgetKey) => refundOne(limiter, budgetKey),
-    close: () => connection.close(),
+    refund: (key) => refundOne(limiter, key),
   };
 }
 

@@ -16,7 +16,8 @@ export type BudgetDecision = {
 export type RequestBudget = {
   /** 'redis' or 'memory' — which store backs it (redis even while temporarily on the insurance limiter). */
   readonly store: 'redis' | 'memory';
-  consume(budgetKey: string): Promise<BudgetDecision>;
+  /** Spends `cost` units (1 by default); refused, and spent all the same, when fewer are left. */
+  consume(budgetKey: string, cost?: number): Promise<BudgetDecision>;
   /** Gives back one unit consumed for a request that was then refused (401). */
   refund(budgetKey: string): Promise<void>;
   /** Quits the ioredis client if any. */
@@ -50,7 +51,7 @@ export async function createRequestBudget(options: RequestBudgetOptions): Promis
     const limiter = memory();
     return {
       store: 'memory',
-      consume: (budgetKey) => consumeOne(limiter, budgetKey, pointsPerWindow),
+      consume: (budgetKey, cost) => consumeOne(limiter, budgetKey, pointsPerWindow, cost),
       refund: (budgetKey) => refundOne(limiter, budgetKey),
       close: async () => {},
     };
@@ -59,6 +60,35 @@ export async function createRequestBudget(options: RequestBudgetOptions): Promis
   // ioredis (about 12 MB of a process's memory) is loaded only by a process that uses Redis.
   const { createRedisRequestBudget } = await import('./redisRequestBudget.js');
   return createRedisRequestBudget({ ...options, redisUrl }, memory());
+}
+
+/** One limit of a family: `points` per `windowSeconds` per key, counted under `keyPrefix`. */
+export type LimitSpec = { readonly points: number; readonly windowSeconds: number; readonly keyPrefix: string };
+export type Limit = Pick<RequestBudget, 'consume' | 'refund'>;
+
+/**
+ * Several limits on one store: in Redis over one connection, shared by every process (each limit
+ * counting per process while Redis cannot be reached), or in this process's memory.
+ */
+export type Limits = {
+  readonly store: 'redis' | 'memory';
+  limit(spec: LimitSpec): Limit;
+  close(): Promise<void>;
+};
+
+export async function createLimits(options: { readonly redisUrl?: string; readonly logger: Logger }): Promise<Limits> {
+  if (options.redisUrl === undefined || options.redisUrl === '') {
+    return {
+      store: 'memory',
+      limit: (spec) => {
+        const limiter = new RateLimiterMemory({ points: spec.points, duration: spec.windowSeconds });
+        return { consume: (key, cost) => consumeOne(limiter, key, spec.points, cost), refund: (key) => refundOne(limiter, key) };
+      },
+      close: async () => {},
+    };
+  }
+  const { createRedisLimits } = await import('./redisRequestBudget.js');
+  return createRedisLimits(options.redisUrl, options.logger);
 }
 
 /** The response headers announcing a decision (Retry-After only on refusal). */
@@ -77,9 +107,9 @@ export function budgetHeaders(decision: BudgetDecision, windowSeconds: number): 
   return headers;
 }
 
-export async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit: number): Promise<BudgetDecision> {
+export async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit: number, cost = 1): Promise<BudgetDecision> {
   try {
-    const res = await limiter.consume(budgetKey, 1);
+    const res = await limiter.consume(budgetKey, cost);
     return toDecision(true, res, limit);
   } catch (rejection: unknown) {
     // rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the store failed.
