@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../platform/clock.js';
 import type { ApiDependencies } from '../api/createApp.js';
 import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../api/pagination/cursorCodec.js';
-import { createRequestBudget } from '../api/rateLimit/requestBudget.js';
+import { createLimits, createRequestBudget } from '../api/rateLimit/requestBudget.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
 import { createPrincipalCache } from '../keys/principalCache.js';
@@ -72,6 +72,8 @@ export async function composeApi(
     logger.warn({ publicBaseUrl }, 'the assistant endpoint /mcp is off: OAuth needs PUBLIC_BASE_URL to be https (or localhost)');
   }
   const oauthPurge = assistantAvailable ? scheduleOAuthPurge({ pool, clock, logger }) : undefined;
+  // The assistant's per-address limits (OAuth endpoints, failed tokens): shared through Redis when it is set.
+  const assistantLimits = assistantAvailable ? await createLimits({ logger, ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }) }) : undefined;
   return {
     db: pool,
     reads,
@@ -86,9 +88,10 @@ export async function composeApi(
     exports: exportService,
     ...(options.exports.downloads === undefined ? {} : { downloads: options.exports.downloads }),
     openApi,
-    ...(assistantAvailable
+    ...(assistantLimits !== undefined
       ? {
           assistant: lazyAssistantRoutes({
+            limits: assistantLimits,
             db: pool,
             budget,
             operations: v1Operations,
@@ -105,6 +108,7 @@ export async function composeApi(
       : {}),
     close: async () => {
       await oauthPurge?.stop();
+      await assistantLimits?.close();
       await budget.close();
       await reads.close();
       await pool.end();

@@ -1,15 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
-import { createOAuthMetadata, getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { issuableScopes } from '../keys/scopes.js';
+import { ApiError } from '../platform/errors.js';
+import { problemDocument } from '../api/problems/problemDocument.js';
+import type { Limits } from '../api/rateLimit/requestBudget.js';
 import { stateOf } from '../api/requestState.js';
-import { hashSecret } from './credentials.js';
+import { createAddressLimits, failedAttemptGuard, type AddressLimitSettings } from './addressLimits.js';
+import { bearerAuth } from './bearerAuth.js';
+import { budgetCost, invalidParams, readMessages, soleRequestId } from './jsonRpcMessages.js';
+import { isAllowedOrigin, isLoopbackUrl, requestBase } from './loopback.js';
 import { asOperationPrincipal, mcpPrincipalOf } from './mcpPrincipal.js';
-import { createMcpServer, toolsOf, type McpDependencies } from './mcpServer.js';
+import { createMcpServer, toolCatalogue, type McpDependencies, type ToolCatalogue } from './mcpServer.js';
 import { createOAuthProvider } from './oauthProvider.js';
+import { oauthRouter } from './oauthRoutes.js';
 
 /** The transport of one request; replaceable only so that tests can make it fail. */
 export type McpTransport = Pick<StreamableHTTPServerTransport, 'handleRequest' | 'close'> & Parameters<ReturnType<typeof createMcpServer>['connect']>[0];
@@ -18,15 +26,23 @@ export type AssistantDependencies = McpDependencies & {
   /** The service's public base URL, e.g. `http://localhost:8080` (known once the port is bound). */
   readonly baseUrl: () => string;
   readonly createTransport?: (options: { enableJsonResponse: boolean }) => McpTransport;
+  /** Where the per-address limits are counted: Redis when REDIS_URL is set, so they hold across processes. */
+  readonly limits: Limits;
+  /** The per-address limits (addressLimitDefaults unless given) and their key prefix in Redis. */
+  readonly addressLimits?: AddressLimitSettings;
+  readonly limitKeyPrefix?: string;
 };
-
-const lazilyBuiltLimit = { validate: { creationStack: false } };
 
 /** Largest JSON-RPC body /mcp reads. */
 const maxBodyBytes = 64 * 1024;
 
-function jsonRpcError(response: Response, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  response.status(status).set(headers).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+const resourceName = 'Dental Supply Read API (assistant endpoint)';
+
+function jsonRpcError(response: Response, status: number, code: number, message: string, options: { headers?: Record<string, string>; id?: string | number | null; data?: unknown } = {}): void {
+  response
+    .status(status)
+    .set(options.headers ?? {})
+    .json({ jsonrpc: '2.0', error: { code, message, ...(options.data === undefined ? {} : { data: options.data }) }, id: options.id ?? null });
 }
 
 type MediaRange = { type: string; subtype: string; q: number };
@@ -58,99 +74,142 @@ export function responseMode(accept: string | undefined): 'json' | 'sse' | undef
   return undefined;
 }
 
+/** The authorization server and bearer check of one base URL (the base, or a loopback alias of it). */
+type Served = { readonly base: string; readonly oauth: Router; readonly bearer: RequestHandler };
+
 /**
- * The assistant endpoint and its authorization server: `mcpAuthRouter` (RFC 8414 and RFC 9728
- * metadata, registration, /authorize with the sign-in page, /token, /revoke) over the Postgres
- * provider, and `POST /mcp`, the stateless Streamable HTTP transport behind bearer tokens.
+ * The assistant endpoint and its authorization server: the SDK's OAuth handlers (RFC 8414 and
+ * RFC 9728 metadata, registration, /authorize with the sign-in page, /token, /revoke) over the
+ * Postgres provider, and `POST /mcp`, the stateless Streamable HTTP transport behind bearer tokens.
+ * Before the transport, in this order: the Host (a loopback server answers only loopback names,
+ * against DNS rebinding), the Origin of a browser page (403), Accept (406), the bearer token (401,
+ * or 429 for an address with too many invalid ones), the body (one JSON-RPC message, or a batch
+ * under protocol versions that have them), the sign-in's request budget (429).
  */
 export function assistantRoutes(deps: AssistantDependencies): Router {
-  const tools = toolsOf(deps.operations);
-  let built: { base: string; auth: RequestHandler; protectedResource: RequestHandler; bearer: RequestHandler } | undefined;
-  // Built on first use: with `--port 0` the address is known only once the server listens.
-  const current = () => {
-    const base = deps.baseUrl();
-    if (built?.base === base) return built;
+  const catalogue = toolCatalogue(deps.operations);
+  const limits = createAddressLimits(deps.limits, deps.addressLimits, deps.limitKeyPrefix);
+  const failures = failedAttemptGuard(limits.failedBearer);
+  const scopesSupported = [...issuableScopes];
+
+  const serve = (base: string): Served => {
     const issuerUrl = new URL(base);
     const resourceUrl = new URL('/mcp', issuerUrl);
-    const provider = createOAuthProvider({ pool: deps.db, clock: deps.clock, resourceUrl: () => resourceUrl });
-    const scopesSupported = [...issuableScopes];
-    const resourceName = 'Dental Supply Read API (assistant endpoint)';
-    const oauthMetadata = createOAuthMetadata({ provider, issuerUrl, scopesSupported });
-    const metadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
-    built = {
+    const provider = createOAuthProvider({ pool: deps.db, clock: deps.clock, resourceUrl: () => resourceUrl, logger: deps.logger });
+    return {
       base,
-      auth: mcpAuthRouter({
-        provider,
-        issuerUrl,
-        scopesSupported,
-        resourceName,
-        resourceServerUrl: resourceUrl,
-        // The SDK's per-address limits stay; building them on first use (above) is deliberate.
-        authorizationOptions: { rateLimit: lazilyBuiltLimit },
-        tokenOptions: { rateLimit: lazilyBuiltLimit },
-        clientRegistrationOptions: { rateLimit: lazilyBuiltLimit },
-        revocationOptions: { rateLimit: lazilyBuiltLimit },
+      oauth: oauthRouter({ provider, issuerUrl, resourceUrl, scopesSupported, resourceName, limits }),
+      bearer: bearerAuth({
+        verifier: provider,
+        resourceUrl,
+        resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resourceUrl),
+        scopes: scopesSupported,
+        failures,
+        logger: deps.logger,
       }),
-      // RFC 9728 at the root as well: clients that do not append the resource path look there.
-      protectedResource: metadataHandler({ resource: resourceUrl.href, authorization_servers: [oauthMetadata.issuer], scopes_supported: scopesSupported, resource_name: resourceName }),
-      bearer: requireBearerAuth({ verifier: provider, resourceMetadataUrl: metadataUrl, expectedResource: resourceUrl }),
     };
-    return built;
+  };
+  let canonical: string | undefined;
+  const byBase = new Map<string, Served>();
+  // Built on first use: with `--port 0` the address is known only once the server listens. A
+  // loopback base is also served under its loopback aliases (at most three).
+  const served = (request: Request): Served => {
+    const base = deps.baseUrl();
+    if (base !== canonical) {
+      canonical = base;
+      byBase.clear();
+    }
+    const reached = requestBase(base, request.headers.host);
+    let entry = byBase.get(reached);
+    if (entry === undefined) {
+      entry = serve(reached);
+      byBase.set(reached, entry);
+    }
+    return entry;
   };
 
   const router = Router();
-  router.use('/.well-known/oauth-protected-resource', (request: Request, response: Response, next: NextFunction) => {
-    // Only the bare path here; `/.well-known/oauth-protected-resource/mcp` is the SDK's.
-    if (request.path !== '/') {
-      next();
-      return;
-    }
-    current().protectedResource(request, response, next);
+  const loopbackHosts = localhostHostValidation();
+  router.use((request: Request, response: Response, next: NextFunction) => {
+    if (isLoopbackUrl(new URL(deps.baseUrl()))) loopbackHosts(request, response, next);
+    else next();
   });
-  // Client secrets are stored hashed: the SDK compares the stored value with the one sent, so the
-  // one sent is hashed first.
-  router.use(['/token', '/revoke'], express.urlencoded({ extended: false, limit: '16kb' }), (request: Request, _response: Response, next: NextFunction) => {
-    const body = request.body as Record<string, unknown> | undefined;
-    if (body !== undefined && typeof body.client_secret === 'string') body.client_secret = hashSecret(body.client_secret);
-    next();
-  });
-  // The sign-in form posts to the page's own URL: the authorization request stays in the query,
-  // the body carries only `signInCode`.
-  router.post('/authorize', express.urlencoded({ extended: false, limit: '16kb' }), (request: Request, _response: Response, next: NextFunction) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const query = Object.fromEntries(Object.entries(request.query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-    request.body = { ...body, ...query };
-    next();
-  });
-  router.use((request: Request, response: Response, next: NextFunction) => current().auth(request, response, next));
+  router.use((request: Request, response: Response, next: NextFunction) => served(request).oauth(request, response, next));
 
+  const readBody = express.text({ type: () => true, limit: maxBodyBytes });
   router.post(
     '/mcp',
     (request: Request, response: Response, next: NextFunction) => {
       response.set('Cache-Control', 'no-store');
+      const origin = request.headers.origin;
+      if (origin !== undefined && !isAllowedOrigin(origin, served(request).base)) {
+        jsonRpcError(response, 403, -32000, 'Forbidden: the Origin header names a web page this server does not answer');
+        return;
+      }
       if (responseMode(request.headers.accept) === undefined) {
         jsonRpcError(response, 406, -32000, 'Not Acceptable: the Accept header must include application/json or text/event-stream');
         return;
       }
       next();
     },
-    (request: Request, response: Response, next: NextFunction) => current().bearer(request, response, next),
-    (request: Request, response: Response) => serveMcp(deps, tools, request, response),
+    (request: Request, response: Response, next: NextFunction) => served(request).bearer(request, response, next),
+    (request: Request, response: Response, next: NextFunction) => {
+      if (request.is('application/json') !== 'application/json') {
+        jsonRpcError(response, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+        return;
+      }
+      readBody(request, response, (error?: unknown) => {
+        if (error === undefined) next();
+        else if (typeof error === 'object' && error !== null && 'type' in error && error.type === 'entity.too.large') jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(maxBodyBytes));
+        else jsonRpcError(response, 400, ErrorCode.ParseError, 'Parse error: the body could not be read');
+      });
+    },
+    async (request: Request, response: Response) => {
+      const header = request.headers['mcp-protocol-version'];
+      const read = readMessages(typeof request.body === 'string' ? request.body : '', typeof header === 'string' ? header : undefined);
+      if (!read.ok) {
+        jsonRpcError(response, read.status, read.code, read.message);
+        return;
+      }
+      if (!(await withinBudget(deps, request, response, read.messages))) return;
+      await serveMcp(deps, catalogue, request, response, read.body);
+    },
   );
   router.all('/mcp', (_request: Request, response: Response) => {
-    jsonRpcError(response, 405, -32000, 'Method not allowed: this endpoint is stateless; send JSON-RPC messages with POST', { Allow: 'POST' });
+    jsonRpcError(response, 405, -32000, 'Method not allowed: this endpoint is stateless; send JSON-RPC messages with POST', { headers: { Allow: 'POST' } });
   });
   return router;
 }
 
-async function serveMcp(deps: AssistantDependencies, tools: ReturnType<typeof toolsOf>, request: Request, response: Response): Promise<void> {
+/**
+ * Charges the sign-in's request budget for the body's messages (tool calls are charged by the tool,
+ * whose refusal is a result the model can read); answers 429 when it is used up.
+ */
+async function withinBudget(deps: AssistantDependencies, request: Request, response: Response, messages: readonly JSONRPCMessage[]): Promise<boolean> {
+  const principal = mcpPrincipalOf(request.auth);
+  if (principal === undefined) throw new Error('bearer authentication left no principal');
+  const cost = budgetCost(messages);
+  if (cost === 0) return true;
+  const decision = await deps.budget.consume(asOperationPrincipal(principal).prefix, cost);
+  if (decision.allowed) return true;
+  const state = stateOf(response);
+  const retryAfter = decision.retryAfterSeconds ?? decision.resetSeconds;
+  jsonRpcError(response, 429, -32000, `Too many requests: the request budget of this sign-in is used up; retry in ${retryAfter} seconds`, {
+    headers: { 'Retry-After': String(retryAfter) },
+    id: soleRequestId(messages),
+    data: problemDocument(new ApiError('common.too_many_requests'), { errorTypeBase: deps.errorTypeBase, language: 'en', requestId: state.requestId, path: '/mcp' }),
+  });
+  return false;
+}
+
+async function serveMcp(deps: AssistantDependencies, catalogue: ToolCatalogue, request: Request, response: Response, body: unknown): Promise<void> {
   const state = stateOf(response);
   const principal = mcpPrincipalOf(request.auth);
   if (principal === undefined) throw new Error('bearer authentication left no principal');
   // The access log names the tenant and the grant (never the token).
   state.principal = asOperationPrincipal(principal);
   const mode = responseMode(request.headers.accept);
-  const server = createMcpServer(deps, tools, principal, state.requestId);
+  const server = createMcpServer(deps, catalogue, principal, state.requestId);
   const transport = deps.createTransport?.({ enableJsonResponse: mode === 'json' }) ?? new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: mode === 'json', maxRequestBodySize: maxBodyBytes });
   response.on('close', () => {
     void transport.close().catch(() => undefined);
@@ -158,9 +217,19 @@ async function serveMcp(deps: AssistantDependencies, tools: ReturnType<typeof to
   });
   try {
     await server.connect(transport);
+    // Parameters that do not fit their method are -32602 here, before the SDK's handler parses them.
+    const deliver = transport.onmessage;
+    transport.onmessage = (message: JSONRPCMessage, extra?: Parameters<NonNullable<McpTransport['onmessage']>>[1]) => {
+      const invalid = invalidParams(message);
+      if (invalid !== undefined && 'id' in message) {
+        void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: invalid } }).catch(() => undefined);
+        return;
+      }
+      deliver?.(message, extra);
+    };
     // The SDK's transport insists on both types; the choice between them was made above.
     request.headers.accept = 'application/json, text/event-stream';
-    await transport.handleRequest(request as IncomingMessage, response as ServerResponse);
+    await transport.handleRequest(request as IncomingMessage, response as ServerResponse, body);
   } catch (error) {
     deps.logger.error({ err: error, requestId: state.requestId }, 'mcp transport failed');
     if (response.headersSent) response.destroy();

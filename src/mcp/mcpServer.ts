@@ -1,6 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { normalizeObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import type { CallToolResult, ListToolsResult, Tool as ToolDefinition } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { approvalPolicySummary } from '../console/approvalPolicy.js';
@@ -12,7 +14,7 @@ import type { RequestBudget } from '../api/rateLimit/requestBudget.js';
 import { invokeOperation, type OperationServices } from '../api/v1/invokeOperation.js';
 import type { Operation } from '../api/v1/operation.js';
 import { limitParameter, maxPageSize } from '../api/v1/parameters.js';
-import { asOperationPrincipal, mayUseScope, type McpPrincipal } from './mcpPrincipal.js';
+import { asOperationPrincipal, effectiveScopes, mayUseScope, type McpPrincipal } from './mcpPrincipal.js';
 import { toolDescriptions } from './toolDescriptions.js';
 
 export type McpDependencies = OperationServices & {
@@ -64,12 +66,96 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
   });
 }
 
+/** The tools of /mcp and the `tools/list` answer of each set of usable scopes, built once. */
+export type ToolCatalogue = {
+  readonly tools: readonly Tool[];
+  /** The tools this principal may call (its token's scopes that its member's permissions allow). */
+  listFor(principal: McpPrincipal): ListToolsResult;
+};
+
+/** A tool as McpServer's own `tools/list` handler describes it (the same JSON Schema conversion). */
+function definitionOf(tool: Tool): ToolDefinition {
+  const input = normalizeObjectSchema(tool.input);
+  const output = normalizeObjectSchema(tool.operation.response);
+  if (input === undefined) throw new Error(`the input schema of ${tool.name} is not an object schema`);
+  return {
+    name: tool.name,
+    title: tool.operation.summary,
+    description: tool.description,
+    inputSchema: toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as ToolDefinition['inputSchema'],
+    ...(output === undefined ? {} : { outputSchema: toJsonSchemaCompat(output, { strictUnions: true, pipeStrategy: 'output' }) as ToolDefinition['inputSchema'] }),
+    annotations: toolAnnotations,
+  };
+}
+
+const toolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
+/**
+ * The tool list is the largest answer of /mcp (the JSON schemas of twenty operations) and the
+ * same for every member whose usable scopes are the same: made once per such set (at most 2^7),
+ * not once per request.
+ */
+export function toolCatalogue(operations: readonly Operation[]): ToolCatalogue {
+  const tools = toolsOf(operations);
+  const definitions = new Map<string, ToolDefinition>();
+  const lists = new Map<string, ListToolsResult>();
+  return {
+    tools,
+    listFor(principal) {
+      const usable = effectiveScopes(principal).sort();
+      const key = usable.join(' ');
+      let list = lists.get(key);
+      if (list === undefined) {
+        const allowed = tools.filter((tool) => tool.operation.scope === null || usable.includes(tool.operation.scope));
+        list = {
+          tools: allowed.map((tool) => {
+            let definition = definitions.get(tool.name);
+            if (definition === undefined) {
+              definition = definitionOf(tool);
+              definitions.set(tool.name, definition);
+            }
+            return definition;
+          }),
+        };
+        lists.set(key, list);
+      }
+      return list;
+    },
+  };
+}
+
+/** What the initialize result tells an assistant about using these tools. */
+export const serverInstructions = [
+  "Read-only data of one dental clinic organisation (the signed-in member's workspace): clinics, warehouses, catalog, stock, orders, deliveries and analytics. Nothing here changes anything.",
+  'Tools you may not use (your sign-in scopes or the member permissions do not allow them) are not listed.',
+  'Paginated lists (listOrders, listFulfillments, listInventoryBalances) return at most `limit` items (1 to 200, default 50) with `hasMore`; while it is true, call again with `cursor` set to the `nextCursor` of the previous answer and the same filters. Other lists return everything at once.',
+  'Analytics answers carry `evidenceId`s: each names how one figure was computed (the projection checkpoint it was read at); quote it when you report that figure, so that a person can verify it (`supply-api evidence verify EVIDENCE_ID`). Use exceptions and briefing figures as leads, then drill down with the ids they carry (drillDownId: an order, box, catalog item or delivery).',
+  'Quantities are in each catalog item\'s own unit of measure: never add quantities of different items. Ids are opaque: copy them exactly.',
+].join('\n');
+
+/** A JSON-RPC error with `code` and `data` whose message is not prefixed the way McpError's is. */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+    this.name = 'JsonRpcError';
+  }
+}
+
 /**
  * The MCP server of one request (the transport is stateless): the tools and the approval-policy
- * resource, acting for the signed-in member.
+ * resource, acting for the signed-in member. Every tool is registered (a call of one the member may
+ * not use answers `common.forbidden`), but `tools/list` names only those it may use.
  */
-export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], principal: McpPrincipal, requestId: string): McpServer {
-  const server = new McpServer({ name: 'dental-supply-read-api', version: deps.version }, { capabilities: { tools: {}, resources: {} } });
+export function createMcpServer(deps: McpDependencies, catalogue: ToolCatalogue, principal: McpPrincipal, requestId: string): McpServer {
+  const server = new McpServer(
+    { name: 'dental-supply-read-api', version: deps.version },
+    { capabilities: { tools: {}, resources: {} }, instructions: serverInstructions },
+  );
+  const tools = catalogue.tools;
   const problem = (error: ApiError, target: string) =>
     problemDocument(error, { errorTypeBase: deps.errorTypeBase, language: 'en', requestId, path: `/mcp#${target}` });
   const failed = (error: ApiError, target: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: JSON.stringify(problem(error, target)) }] });
@@ -88,7 +174,7 @@ export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], p
         description: tool.description,
         inputSchema: tool.input,
         outputSchema: tool.operation.response,
-        annotations: { readOnlyHint: true, openWorldHint: false },
+        annotations: toolAnnotations,
       },
       async (args: Record<string, unknown>): Promise<CallToolResult> => {
         const scope = tool.operation.scope;
@@ -135,14 +221,13 @@ export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], p
     },
     async (uri) => {
       if (!principal.permissions.includes(approvalPolicyResource.permission)) {
-        throw new McpError(ErrorCode.InvalidRequest, 'Forbidden: reading the approval policy needs the member permission orders.approve', problem(new ApiError('common.forbidden'), approvalPolicyResource.name));
-      }
-      const overBudget = await spend();
-      if (overBudget !== undefined) {
-        throw new McpError(ErrorCode.InvalidRequest, 'Too many requests', problem(overBudget, approvalPolicyResource.name));
+        throw new JsonRpcError(ErrorCode.InvalidRequest, 'Forbidden: reading the approval policy needs the member permission orders.approve', problem(new ApiError('common.forbidden'), approvalPolicyResource.name));
       }
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(approvalPolicySummary()) }] };
     },
   );
+  server.server.setRequestHandler(ListToolsRequestSchema, () => catalogue.listFor(principal));
+  // The endpoint is stateless: it can never notify a client that a list changed.
+  server.server.registerCapabilities({ tools: { listChanged: false }, resources: { listChanged: false } });
   return server;
 }

@@ -1,25 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError, OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { issuableScopes } from '../keys/scopes.js';
 import { isoUtc, type Clock } from '../platform/clock.js';
-import { generateToken, hashSecret, normalizeSignInCode } from './credentials.js';
+import type { Logger } from '../platform/logger.js';
+import { generateToken, hashSecret, isWellFormedToken, normalizeSignInCode } from './credentials.js';
+import { sameResource } from './loopback.js';
 import {
   consumeAuthorizationCode,
   consumeSignInCode,
   findClient,
   findCodeChallenge,
   findUsableAccessToken,
+  grantMayContinue,
   insertClient,
   insertGrantWithCode,
   insertTokens,
   memberMaySignIn,
   revokeClientToken,
+  revokeGrant,
   rotateRefreshToken,
   type ClientRow,
   type GrantRow,
@@ -36,13 +40,8 @@ export type OAuthProviderDependencies = {
   readonly clock: Clock;
   /** The URL of /mcp: the one resource tokens are issued for. */
   readonly resourceUrl: () => URL;
+  readonly logger: Logger;
 };
-
-/** Resource indicators compare as URLs without a fragment or one trailing slash. */
-function sameResource(a: string, b: string): boolean {
-  const plain = (value: string) => value.split('#', 1)[0]?.replace(/\/$/, '') ?? value;
-  return plain(a) === plain(b);
-}
 
 function clientInformation(row: ClientRow): OAuthClientInformationFull {
   return {
@@ -64,7 +63,7 @@ function clientInformation(row: ClientRow): OAuthClientInformationFull {
 export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServerProvider {
   const now = () => isoUtc(deps.clock.now());
 
-  const clientsStore: OAuthRegisteredClientsStore = {
+  const clientsStore: Required<OAuthRegisteredClientsStore> = {
     getClient: async (clientId) => {
       const row = await findClient(deps.pool, clientId);
       return row === undefined ? undefined : clientInformation(row);
@@ -104,13 +103,13 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
     return { access_token: access, token_type: 'Bearer', expires_in: accessTokenSeconds, refresh_token: refresh, scope: scopes.join(' ') };
   }
 
-  return {
+  return loggingFailures(deps.logger, {
     clientsStore,
 
     async authorize(client, params, response) {
-      // Exact match only: the SDK would let a loopback redirect URI change its port.
+      // Checked before the SDK's handler already (oauthRequests); kept here so that no path skips it.
       if (!client.redirect_uris.includes(params.redirectUri)) {
-        response.status(400).json({ error: 'invalid_request', error_description: 'redirect_uri must equal a registered redirect URI exactly' });
+        response.status(400).json({ error: 'invalid_request', error_description: 'redirect_uri must equal one of the redirect URIs the client registered' });
         return;
       }
       if (params.resource !== undefined && !sameResource(params.resource.href, deps.resourceUrl().href)) {
@@ -118,13 +117,21 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
       }
       const scopes = grantedScopes(params);
       const request = response.req as Request;
+      const redirect = (query: Record<string, string>) => {
+        const target = new URL(params.redirectUri);
+        for (const [name, value] of Object.entries(query)) target.searchParams.set(name, value);
+        if (params.state !== undefined) target.searchParams.set('state', params.state);
+        response.redirect(302, target.href);
+      };
       const page = (status: number, error?: string) => {
         response.status(status);
-        response.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+        response.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'");
         response.set('X-Frame-Options', 'DENY');
         response.type('html').send(
           renderSignInPage({
             clientName: client.client_name ?? client.client_id,
+            clientId: client.client_id,
+            redirectHost: new URL(params.redirectUri).host,
             scopes,
             action: request.originalUrl,
             ...(error === undefined ? {} : { error }),
@@ -135,8 +142,13 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
         page(200);
         return;
       }
-      const typed = (request.body as Record<string, unknown> | undefined)?.signInCode;
-      const code = typeof typed === 'string' ? normalizeSignInCode(typed) : undefined;
+      // Read from the form body only (oauthRequests put nothing else there).
+      const form = (request.body ?? {}) as Record<string, unknown>;
+      if (form.decision === 'deny') {
+        redirect({ error: 'access_denied', error_description: 'The member declined to let this app read the workspace' });
+        return;
+      }
+      const code = typeof form.signInCode === 'string' ? normalizeSignInCode(form.signInCode) : undefined;
       const signedIn = code === undefined ? undefined : await consumeSignInCode(deps.pool, hashSecret(code), now());
       if (signedIn === undefined) {
         page(400, 'That sign-in code is not valid, has expired or was already used. Ask the console for a new one.');
@@ -166,19 +178,18 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
           expiresAt: isoUtc(createdAt.getTime() + authorizationCodeSeconds * 1000),
         },
       );
-      const target = new URL(params.redirectUri);
-      target.searchParams.set('code', authorizationCode);
-      if (params.state !== undefined) target.searchParams.set('state', params.state);
-      response.redirect(302, target.href);
+      redirect({ code: authorizationCode });
     },
 
     async challengeForAuthorizationCode(client, authorizationCode) {
+      if (!isWellFormedToken('code', authorizationCode)) throw new InvalidGrantError('The authorization code is not valid');
       const challenge = await findCodeChallenge(deps.pool, hashSecret(authorizationCode), client.client_id);
       if (challenge === undefined) throw new InvalidGrantError('The authorization code is not valid');
       return challenge;
     },
 
     async exchangeAuthorizationCode(client, authorizationCode, _codeVerifier, redirectUri, resource) {
+      if (!isWellFormedToken('code', authorizationCode)) throw new InvalidGrantError('The authorization code is not valid');
       const grant = await consumeAuthorizationCode(deps.pool, {
         codeHash: hashSecret(authorizationCode),
         clientId: client.client_id,
@@ -191,10 +202,16 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
     },
 
     async exchangeRefreshToken(client, refreshToken, scopes, resource) {
-      const tokens = await rotateRefreshToken(deps.pool, { tokenHash: hashSecret(refreshToken), clientId: client.client_id, now: now() }, async (db, grant, tokenScopes) => {
+      if (!isWellFormedToken('refresh', refreshToken)) throw new InvalidGrantError('The refresh token is not valid');
+      const at = now();
+      const tokens = await rotateRefreshToken(deps.pool, { tokenHash: hashSecret(refreshToken), clientId: client.client_id, now: at }, async (db, grant, tokenScopes) => {
         if (resource !== undefined && !sameResource(resource.href, grant.resource)) throw new InvalidTargetError('The resource does not match the authorization');
         if (scopes !== undefined && scopes.some((scope) => !tokenScopes.includes(scope))) throw new InvalidScopeError('A refresh can only keep or narrow the scopes');
-        if (!(await memberMaySignIn(db, grant.tenantId, grant.memberId))) return undefined;
+        // A suspension (or removal) of the member or the workspace ends the grant, even once undone.
+        if (!(await grantMayContinue(db, grant.tenantId, grant.grantId))) {
+          await revokeGrant(db, grant.tenantId, grant.grantId, at);
+          return undefined;
+        }
         return issueTokens(db, grant, scopes ?? tokenScopes);
       });
       if (tokens === undefined) throw new InvalidGrantError('The refresh token is not valid, has expired or was already used');
@@ -202,6 +219,8 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
     },
 
     async verifyAccessToken(token): Promise<AuthInfo> {
+      // A token of another format or with a wrong checksum costs no lookup.
+      if (!isWellFormedToken('access', token)) throw new InvalidTokenError('The access token is not valid');
       const row = await findUsableAccessToken(deps.pool, hashSecret(token), now());
       if (row === undefined) throw new InvalidTokenError('The access token is not valid');
       const principal: McpPrincipal = {
@@ -222,8 +241,39 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
     },
 
     async revokeToken(client, request: OAuthTokenRevocationRequest) {
+      // RFC 7009: a token that is not ours is ignored, and answered like any other.
+      if (!isWellFormedToken('access', request.token) && !isWellFormedToken('refresh', request.token)) return;
       await revokeClientToken(deps.pool, { tokenHash: hashSecret(request.token), clientId: client.client_id, now: now() });
     },
+  });
+}
+
+/**
+ * The provider with every failure that is not an OAuth answer (the store unreachable, a statement
+ * failing) logged before the SDK turns it into a bare 500 `server_error`.
+ */
+function loggingFailures(logger: Logger, provider: OAuthServerProvider & { clientsStore: Required<OAuthRegisteredClientsStore> }): OAuthServerProvider {
+  const logged =
+    <A extends unknown[], R>(operation: string, run: (...args: A) => R | Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await run(...args);
+      } catch (error) {
+        if (!(error instanceof OAuthError)) logger.error({ err: error, operation }, 'oauth store failed');
+        throw error;
+      }
+    };
+  return {
+    clientsStore: {
+      getClient: logged('getClient', provider.clientsStore.getClient),
+      registerClient: logged('registerClient', provider.clientsStore.registerClient),
+    },
+    authorize: logged('authorize', provider.authorize),
+    challengeForAuthorizationCode: logged('challengeForAuthorizationCode', provider.challengeForAuthorizationCode),
+    exchangeAuthorizationCode: logged('exchangeAuthorizationCode', provider.exchangeAuthorizationCode),
+    exchangeRefreshToken: logged('exchangeRefreshToken', provider.exchangeRefreshToken),
+    verifyAccessToken: logged('verifyAccessToken', provider.verifyAccessToken),
+    revokeToken: logged('revokeToken', provider.revokeToken ?? (async () => undefined)),
   };
 }
 

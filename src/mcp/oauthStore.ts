@@ -84,7 +84,16 @@ export async function insertGrantWithCode(
       INSERT INTO oauth_authorization_codes (tenant_id, code_hash, grant_id, client_id, redirect_uri, code_challenge, created_at, expires_at)
       VALUES (${grant.tenantId}, ${code.codeHash}, ${grant.grantId}, ${grant.clientId}, ${code.redirectUri}, ${code.codeChallenge}, ${grant.createdAt}, ${code.expiresAt})
     `);
+    await noteClientUse(transaction, grant.clientId, grant.createdAt);
   });
+}
+
+/** Remembers that a client was used now (at most one write a client an hour). */
+async function noteClientUse(db: CommonQueryMethods, clientId: string, now: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    UPDATE oauth_clients SET last_used_at = ${now}
+    WHERE client_id = ${clientId} AND (last_used_at IS NULL OR last_used_at < ${now}::timestamptz - interval '1 hour')
+  `);
 }
 
 /**
@@ -193,6 +202,7 @@ export async function rotateRefreshToken<T>(
     await transaction.query(sql.typeAlias('void')`
       UPDATE oauth_tokens SET used_at = ${input.now} WHERE tenant_id = ${token.tenantId} AND token_hash = ${input.tokenHash}
     `);
+    await noteClientUse(transaction, input.clientId, input.now);
     const { tokenScopes, usable: _usable, alreadyUsed: _alreadyUsed, ...grant } = token;
     return issue(transaction, grant, tokenScopes);
   });
@@ -258,13 +268,32 @@ export async function memberMaySignIn(db: CommonQueryMethods, tenantId: string, 
   `);
 }
 
-export type PurgeReport = { readonly signInCodes: number; readonly authorizationCodes: number; readonly tokens: number; readonly grants: number };
+/**
+ * Whether a grant may be refreshed: its tenant and member active, and the member not deactivated
+ * since the grant was made (the condition an access token is checked against on every request, so
+ * a refresh never yields a token that would be refused).
+ */
+export async function grantMayContinue(db: CommonQueryMethods, tenantId: string, grantId: string): Promise<boolean> {
+  return db.exists(sql.type(z.object({ found: z.number() }))`
+    SELECT 1 AS found
+    FROM oauth_grants AS g
+    JOIN read_models.tenants AS tn ON tn.tenant_id = g.tenant_id
+    JOIN read_models.members AS m ON m.tenant_id = g.tenant_id AND m.member_id = g.member_id
+    WHERE g.tenant_id = ${tenantId} AND g.grant_id = ${grantId} AND tn.tenant_id = ${tenantId} AND m.tenant_id = ${tenantId}
+      AND tn.status = 'active' AND m.status = 'active'
+      AND (m.last_deactivated_at IS NULL OR m.last_deactivated_at < g.created_at)
+  `);
+}
+
+export type PurgeReport = { readonly signInCodes: number; readonly authorizationCodes: number; readonly tokens: number; readonly grants: number; readonly clients: number };
 
 /**
  * Deletes, tenant by tenant, sign-in codes, authorization codes and tokens that expired before the
- * cutoff, then the grants left with none of them. Registered clients stay.
+ * cutoff, then the grants left with none of them; then the registered clients no grant refers to
+ * that were never used and registered before `clients.neverUsedBefore`, or last used before
+ * `clients.unusedSince`.
  */
-export async function purgeExpired(pool: DatabasePool, cutoff: string): Promise<PurgeReport> {
+export async function purgeExpired(pool: DatabasePool, cutoff: string, clients: { neverUsedBefore: string; unusedSince: string }): Promise<PurgeReport> {
   const tenants = await pool.anyFirst(sql.type(z.object({ tenantId: z.string() }))`
     SELECT tenant_id AS "tenantId" FROM oauth_sign_in_codes UNION SELECT tenant_id FROM oauth_grants
   `);
@@ -285,5 +314,12 @@ export async function purgeExpired(pool: DatabasePool, cutoff: string): Promise<
       `)
     ).rowCount;
   }
-  return { signInCodes, authorizationCodes, tokens, grants };
+  const deletedClients = (
+    await pool.query(sql.typeAlias('void')`
+      DELETE FROM oauth_clients AS c
+      WHERE ((c.last_used_at IS NULL AND c.created_at < ${clients.neverUsedBefore}) OR c.last_used_at < ${clients.unusedSince})
+        AND NOT EXISTS (SELECT FROM oauth_grants AS g WHERE g.client_id = c.client_id)
+    `)
+  ).rowCount;
+  return { signInCodes, authorizationCodes, tokens, grants, clients: deletedClients };
 }

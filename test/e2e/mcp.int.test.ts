@@ -33,9 +33,14 @@ describe('discovery', () => {
   test('without a token /mcp answers 401 with WWW-Authenticate naming the resource metadata', async () => {
     const response = await rawMcp(undefined, { accept: 'application/json, text/event-stream', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toMatch(
-      new RegExp(`^Bearer .*resource_metadata="${bed.baseUrl.replace(/\./g, '\\.')}/\\.well-known/oauth-protected-resource/mcp"`),
-    );
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    expect(challenge).toMatch(new RegExp(`^Bearer .*resource_metadata="${bed.baseUrl.replace(/\./g, '\\.')}/\\.well-known/oauth-protected-resource/mcp"`));
+    // RFC 6750 §3.1: no error code for a request without credentials; the scopes to ask for (MCP).
+    expect(challenge).not.toContain('error=');
+    expect(challenge).toContain(`scope="${issuableScopes.join(' ')}"`);
+    const invalid = await rawMcp('dsa_at_not-a-token', { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(invalid.status).toBe(401);
+    expect(invalid.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="[^"]+", scope="[^"]+"$/);
   });
 });
 
@@ -49,6 +54,15 @@ describe('signed in as the owner', () => {
 
   afterAll(async () => {
     await client?.close();
+  });
+
+  test('initialize: no list-changed notifications (the endpoint is stateless), and instructions on paging and evidence ids', () => {
+    const capabilities = client.getServerCapabilities();
+    expect(capabilities?.tools?.listChanged).toBe(false);
+    expect(capabilities?.resources?.listChanged).toBe(false);
+    const instructions = client.getInstructions() ?? '';
+    expect(instructions).toMatch(/nextCursor/);
+    expect(instructions).toMatch(/evidenceId/);
   });
 
   test('tools/list: one tool per /v1 read operation, with /v1 parameter names and descriptions for a model', async () => {
@@ -232,6 +246,7 @@ describe('signed in as the owner', () => {
       const thrown = await member.readResource({ uri: 'supply://approval-policy/summary' }).catch((error: unknown) => error);
       expect(thrown).toBeInstanceOf(McpError);
       expect(thrown).toMatchObject({ code: -32600, data: { code: 'common.forbidden' } });
+      expect((thrown as McpError).message).toBe('MCP error -32600: Forbidden: reading the approval policy needs the member permission orders.approve');
     } finally {
       await member.close();
     }
@@ -266,6 +281,10 @@ describe('scopes and member permissions', () => {
     const clinician = activeMemberWithout(tenantA, ['reports.view', 'catalog.manage', 'orders.approve']);
     const { client } = await signIn(bed.baseUrl, () => codeFor(tenantA, clinician));
     try {
+      // Listed: only what the member may use; called anyway: common.forbidden.
+      const listed = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(listed).toContain('listOrders');
+      expect(listed.filter((name) => ['getBriefing', 'getExceptions', 'getMetric', 'getCycleTime'].includes(name))).toEqual([]);
       expect(await problemOf(client, 'getBriefing')).toMatchObject({ code: 'common.forbidden', instance: '/mcp#getBriefing' });
       const orders = await callTool(client, 'listOrders', { limit: 1 });
       expect(orders.isError).toBeFalsy();

@@ -1,30 +1,16 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import express from 'express';
-import { Writable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newEvent, streams } from '../../src/events/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
-import type { Operation } from '../../src/api/v1/operation.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
-import { loadConfig } from '../../src/config/config.js';
-import { listen } from '../../src/api/listen.js';
-import { createCursorCodec } from '../../src/api/pagination/cursorCodec.js';
-import { errorHandler } from '../../src/api/problems/errorHandler.js';
-import { createRequestBudget } from '../../src/api/rateLimit/requestBudget.js';
-import { requestState } from '../../src/api/requestState.js';
-import { assistantRoutes } from '../../src/mcp/assistantRoutes.js';
 import { hashSecret } from '../../src/mcp/credentials.js';
 import { purgeExpired } from '../../src/mcp/oauthStore.js';
-import { loadSigningSecret } from '../../src/platform/signingSecret.js';
-import { systemClock } from '../../src/platform/clock.js';
-import { createLogger } from '../../src/platform/logger.js';
 import { sql } from '../../src/platform/sql.js';
-import { testErrorTypeBase } from '../support/apiTestBed.js';
-import { silentLogger } from '../support/databases.js';
 import { runCli } from '../support/cli.js';
+import { startAssistant } from '../support/assistantServer.js';
+import { testErrorTypeBase } from '../support/apiTestBed.js';
 import { MemoryOAuthProvider, mcpTransport, newClient, signIn, submitSignInCode, testRedirectUrl } from '../support/mcpClient.js';
 import type { Json } from '../support/mcpSuite.js';
 import { problemShape, changedMembers, handledSecrets, bed, tenantA, tenantB, owner, codeFor, activeMemberWithout, callTool, problemOf, rawMcp, accessTokenOf, useMcpBed } from '../support/mcpSuite.js';
@@ -232,7 +218,7 @@ describe('retention', () => {
     await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_tokens SET expires_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
     await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_authorization_codes SET expires_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
     await bed.database.pool.query(sql.typeAlias('void')`UPDATE oauth_grants SET created_at = ${twoDaysAgo} WHERE grant_id = ${grantId}`);
-    const report = await purgeExpired(bed.database.pool, new Date(Date.now() - 86_400_000).toISOString());
+    const report = await purgeExpired(bed.database.pool, new Date(Date.now() - 86_400_000).toISOString(), { neverUsedBefore: twoDaysAgo, unusedSince: twoDaysAgo });
     expect(report.tokens).toBeGreaterThanOrEqual(2);
     expect(report.grants).toBeGreaterThanOrEqual(1);
     const left = await bed.database.pool.anyFirst(sql.type(z.object({ grantId: z.string() }))`SELECT grant_id AS "grantId" FROM oauth_grants WHERE grant_id = ${grantId}`);
@@ -299,67 +285,6 @@ describe('member and tenant changes act on the very next request', () => {
 });
 
 describe('the endpoint on its own parts', () => {
-  /**
-   * The assistant routes on a second server over the same database and base URL (so the bed's
-   * tokens are valid there), with a budget of two requests and, when asked, a transport that fails.
-   */
-  async function startAssistant(options: { failingTransport?: boolean; operations?: readonly Operation[] } = {}): Promise<{ url: string; close(): Promise<void> }> {
-    const exportService = bed.exports.service;
-    if (exportService === undefined) throw new Error('the bed has an export service');
-    const budget = await createRequestBudget({ pointsPerWindow: 2, windowSeconds: 60, logger: silentLogger });
-    const app = express();
-    app.use(requestState);
-    app.use(
-      assistantRoutes({
-        db: bed.database.pool,
-        budget,
-        operations: options.operations ?? v1Operations,
-        cursors: createCursorCodec(await loadSigningSecret(bed.database.pool, undefined)),
-        clock: systemClock,
-        analyticsCaps: loadConfig({}).analyticsCaps,
-        exports: exportService,
-        logger: assistantLogger,
-        errorTypeBase: testErrorTypeBase,
-        version: 'test',
-        baseUrl: () => bed.baseUrl,
-        ...(options.failingTransport === true
-          ? {
-              createTransport: () => {
-                const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-                transport.handleRequest = () => Promise.reject(new Error('transport broke'));
-                return transport;
-              },
-            }
-          : {}),
-      }),
-    );
-    app.use(errorHandler(testErrorTypeBase, silentLogger));
-    const server = await listen(app, { port: 0, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
-    const address = server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no address');
-    return {
-      url: `http://127.0.0.1:${address.port}/mcp`,
-      close: async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-        await budget.close();
-      },
-    };
-  }
-
-  const assistantLogs: string[] = [];
-  const assistantLogger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        assistantLogs.push(chunk.toString('utf8'));
-        callback();
-      },
-    }),
-  );
-
   async function post(url: string, token: string, body: Json): Promise<Response> {
     return fetch(url, {
       method: 'POST',
@@ -371,7 +296,7 @@ describe('the endpoint on its own parts', () => {
   test('a transport failure answers 500 with JSON-RPC code -32603', async () => {
     const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
     await client.close();
-    const assistant = await startAssistant({ failingTransport: true });
+    const assistant = await startAssistant(bed, { failingTransport: true });
     try {
       const response = await post(assistant.url, accessTokenOf(provider), { jsonrpc: '2.0', id: 1, method: 'tools/list' });
       expect(response.status).toBe(500);
@@ -387,7 +312,7 @@ describe('the endpoint on its own parts', () => {
     const failing = v1Operations.map((operation) =>
       operation.operationId === 'getOrder' ? { ...operation, handle: () => Promise.reject(new Error('read table vanished: secret detail')) } : operation,
     );
-    const assistant = await startAssistant({ operations: failing });
+    const assistant = await startAssistant(bed, { operations: failing });
     try {
       const response = await post(assistant.url, accessTokenOf(provider), {
         jsonrpc: '2.0',
@@ -410,7 +335,7 @@ describe('the endpoint on its own parts', () => {
         code: 'common.internal_error',
         requestId,
       });
-      expect(assistantLogs.some((line) => line.includes('tool call failed') && line.includes(String(requestId)) && line.includes('secret detail'))).toBe(true);
+      expect(assistant.logs.some((line) => line.includes('tool call failed') && line.includes(String(requestId)) && line.includes('secret detail'))).toBe(true);
     } finally {
       await assistant.close();
     }
@@ -419,7 +344,7 @@ describe('the endpoint on its own parts', () => {
   test('one request budget per sign-in: tool calls spend it, refreshed tokens share it, then common.too_many_requests', async () => {
     const { client, provider } = await signIn(bed.baseUrl, () => codeFor(tenantA, owner(tenantA)));
     await client.close();
-    const assistant = await startAssistant();
+    const assistant = await startAssistant(bed);
     try {
       const call = (token: string) => post(assistant.url, token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listClinics', arguments: {} } });
       const results = async (response: Response) => (await response.json()) as { result: { isError?: boolean; content: { text: string }[] } };

@@ -1,0 +1,57 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import { createOAuthMetadata, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { limitPerAddress, type AddressLimits } from './addressLimits.js';
+import { clientAuthMethods, validateRegistration } from './clientRegistration.js';
+import { authenticateClientRequest, checkAuthorizationRequest } from './oauthRequests.js';
+
+export type OAuthRouterOptions = {
+  readonly provider: OAuthServerProvider;
+  readonly issuerUrl: URL;
+  readonly resourceUrl: URL;
+  readonly scopesSupported: string[];
+  readonly resourceName: string;
+  readonly limits: AddressLimits;
+};
+
+function onlyFor(method: string, handler: RequestHandler): RequestHandler {
+  return (request: Request, response: Response, next: NextFunction) => (request.method === method ? handler(request, response, next) : next());
+}
+
+/**
+ * The authorization server of one base URL, made of the SDK's own handlers (what its
+ * `mcpAuthRouter` mounts) with, in front of each, the per-address limit (shared through Redis when
+ * it is configured, in place of the SDK's per-process ones) and the checks of oauthRequests and
+ * clientRegistration. The metadata says what is supported: public clients, `client_secret_post`
+ * and `client_secret_basic`, at /token and at /revoke alike.
+ */
+export function oauthRouter(options: OAuthRouterOptions): Router {
+  const { provider, limits, scopesSupported, resourceName } = options;
+  const oauthMetadata: OAuthMetadata = {
+    ...createOAuthMetadata({ provider, issuerUrl: options.issuerUrl, scopesSupported }),
+    token_endpoint_auth_methods_supported: [...clientAuthMethods],
+    revocation_endpoint_auth_methods_supported: [...clientAuthMethods],
+  };
+  const bareProtectedResource = metadataHandler({ resource: options.resourceUrl.href, authorization_servers: [oauthMetadata.issuer], scopes_supported: scopesSupported, resource_name: resourceName });
+
+  const router = Router();
+  router.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: options.resourceUrl, scopesSupported, resourceName }));
+  // RFC 9728 at the root as well: clients that do not append the resource path look there.
+  router.use('/.well-known/oauth-protected-resource', (request: Request, response: Response, next: NextFunction) => (request.path === '/' ? bareProtectedResource(request, response, next) : next()));
+  router.use('/authorize', limitPerAddress(limits.authorize, 'authorization requests'), checkAuthorizationRequest(provider.clientsStore), authorizationHandler({ provider, rateLimit: false }));
+  router.use('/token', limitPerAddress(limits.token, 'token requests'), authenticateClientRequest(provider.clientsStore, 'token'), tokenHandler({ provider, rateLimit: false }));
+  router.use(
+    '/register',
+    limitPerAddress(limits.register, 'client registrations'),
+    onlyFor('POST', validateRegistration),
+    clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),
+  );
+  router.use('/revoke', limitPerAddress(limits.revoke, 'revocation requests'), authenticateClientRequest(provider.clientsStore, 'revoke'), revocationHandler({ provider, rateLimit: false }));
+  return router;
+}
