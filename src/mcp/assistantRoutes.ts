@@ -188,11 +188,13 @@ export function assistantRoutes(deps: AssistantDependencies): Router {
 async function withinBudget(deps: AssistantDependencies, request: Request, response: Response, messages: readonly JSONRPCMessage[]): Promise<boolean> {
   const principal = mcpPrincipalOf(request.auth);
   if (principal === undefined) throw new Error('bearer authentication left no principal');
+  const state = stateOf(response);
+  // The access log names the tenant and the grant (never the token).
+  state.principal = asOperationPrincipal(principal);
   const cost = budgetCost(messages);
   if (cost === 0) return true;
-  const decision = await deps.budget.consume(asOperationPrincipal(principal).prefix, cost);
+  const decision = await deps.budget.consume(state.principal.prefix, cost);
   if (decision.allowed) return true;
-  const state = stateOf(response);
   const retryAfter = decision.retryAfterSeconds ?? decision.resetSeconds;
   jsonRpcError(response, 429, -32000, `Too many requests: the request budget of this sign-in is used up; retry in ${retryAfter} seconds`, {
     headers: { 'Retry-After': String(retryAfter) },
@@ -206,8 +208,6 @@ async function serveMcp(deps: AssistantDependencies, catalogue: ToolCatalogue, r
   const state = stateOf(response);
   const principal = mcpPrincipalOf(request.auth);
   if (principal === undefined) throw new Error('bearer authentication left no principal');
-  // The access log names the tenant and the grant (never the token).
-  state.principal = asOperationPrincipal(principal);
   const mode = responseMode(request.headers.accept);
   const server = createMcpServer(deps, catalogue, principal, state.requestId);
   const transport = deps.createTransport?.({ enableJsonResponse: mode === 'json' }) ?? new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: mode === 'json', maxRequestBodySize: maxBodyBytes });

@@ -73,7 +73,8 @@ const readJson = express.json({ limit: registrationBounds.bodyBytes });
 
 /**
  * In front of the SDK's registration handler: a JSON body of at most 16 KiB whose fields are
- * bounded and whose redirect URIs are acceptable; refusals say which field and why.
+ * bounded, registered with only its acceptable redirect URIs (refused when it has none); refusals
+ * say which field and why.
  */
 export function validateRegistration(request: Request, response: Response, next: NextFunction): void {
   readJson(request, response, (error?: unknown) => {
@@ -94,13 +95,16 @@ export function validateRegistration(request: Request, response: Response, next:
       refuse(response, field === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata', `${field} ${issue?.message ?? 'is not valid'}`);
       return;
     }
-    for (const redirectUri of parsed.data.redirect_uris) {
-      const problem = redirectUriProblem(redirectUri);
-      if (problem !== undefined) {
-        refuse(response, 'invalid_redirect_uri', `The redirect URI ${JSON.stringify(redirectUri.slice(0, 200))} ${problem}`);
-        return;
-      }
+    // RFC 7591 §2 lets the server register fewer values than asked for: a client offering several
+    // callbacks (Cursor sends a private-scheme one beside https and loopback ones) is registered
+    // with the acceptable ones, and the answer lists what was kept. None acceptable: refused.
+    const acceptable = parsed.data.redirect_uris.filter((redirectUri) => redirectUriProblem(redirectUri) === undefined);
+    const [first = ''] = parsed.data.redirect_uris;
+    if (acceptable.length === 0) {
+      refuse(response, 'invalid_redirect_uri', `The redirect URI ${JSON.stringify(first.slice(0, 200))} ${redirectUriProblem(first) ?? 'is not acceptable'}`);
+      return;
     }
+    (body as { redirect_uris: string[] }).redirect_uris = acceptable;
     next();
   });
 }

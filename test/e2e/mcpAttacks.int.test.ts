@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { DatabasePool } from 'slonik';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createLimits } from '../../src/api/rateLimit/requestBudget.js';
 import { loadConfig } from '../../src/config/config.js';
@@ -10,7 +10,7 @@ import { purgeCutoffs } from '../../src/mcp/oauthMaintenance.js';
 import { purgeExpired } from '../../src/mcp/oauthStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { createRawClient } from '../api/rawHttp.js';
-import { startAssistant } from '../support/assistantServer.js';
+import { startAssistant, type AssistantServer } from '../support/assistantServer.js';
 import { silentLogger as silent } from '../support/databases.js';
 import { MemoryOAuthProvider, signIn, submitSignInCode, testRedirectUrl } from '../support/mcpClient.js';
 import type { Json } from '../support/mcpSuite.js';
@@ -24,7 +24,16 @@ import { services, testRedisUrl } from '../support/services.js';
 useMcpBed();
 afterAll(expectNoSecretInLogs);
 
-async function register(metadata: Json, origin = bed.baseUrl, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
+/** Registrations of this file go to a server of their own, whose per-address limit they do not exhaust. */
+let registrar: AssistantServer;
+beforeAll(async () => {
+  registrar = await startAssistant(bed, { addressLimits: { register: { points: 1000, windowSeconds: 3600 } } });
+});
+afterAll(async () => {
+  await registrar?.close();
+});
+
+async function register(metadata: Json, origin = registrar.origin, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${origin}/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(metadata) });
   return { status: response.status, body: (await response.json()) as Json };
 }
@@ -112,6 +121,12 @@ describe('3 and 4. registration', () => {
     }
     const accepted = await register({ client_name: 'Claude Desktop', redirect_uris: ['https://claude.ai/api/mcp/auth_callback'], token_endpoint_auth_method: 'none' });
     expect(accepted.status).toBe(201);
+    // Offered several, only the acceptable ones are registered (and said so); a refused one receives nothing.
+    const mixed = await register({ client_name: 'Cursor', redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://evil.example/cb', 'http://localhost:8787/callback'], token_endpoint_auth_method: 'none' });
+    expect(mixed).toMatchObject({ status: 201, body: { redirect_uris: ['http://localhost:8787/callback'] } });
+    const foreign = await fetch(authorizeUrl(String(mixed.body.client_id), { redirect_uri: 'http://evil.example/cb' }), { redirect: 'manual' });
+    expect(foreign.status).toBe(400);
+    expect(foreign.headers.get('location')).toBeNull();
     const url = authorizeUrl(String(accepted.body.client_id), { redirect_uri: 'https://claude.ai/api/mcp/auth_callback' });
     const page = await (await fetch(url)).text();
     expect(page).toContain('sent back to <strong>claude.ai</strong>');
