@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { isAllowedOrigin, requestBase, sameResource } from './loopback.js';
 
-describe('a loopback base URL answers under its loopback aliases', () => {
+describe('a loopback base URL answers under its loopback alias', () => {
   test('a request naming another loopback host on the same port is served as that host; anything else as the base', () => {
     expect(requestBase('http://localhost:8080', '127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
-    expect(requestBase('http://localhost:8080', '[::1]:8080')).toBe('http://[::1]:8080');
+    // The SDK accepts an http issuer on localhost and 127.0.0.1 only.
+    expect(requestBase('http://localhost:8080', '[::1]:8080')).toBe('http://localhost:8080');
     expect(requestBase('http://127.0.0.1:8080', 'localhost:8080')).toBe('http://localhost:8080');
     expect(requestBase('http://localhost:8080', 'localhost:8080')).toBe('http://localhost:8080');
     expect(requestBase('http://localhost:8080', '127.0.0.1:9090')).toBe('http://localhost:8080');

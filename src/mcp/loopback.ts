@@ -5,21 +5,26 @@ export function isLoopbackUrl(url: URL): boolean {
   return loopbackHostnames.includes(url.hostname);
 }
 
+/**
+ * The loopback names a base is also served under. Not `[::1]`: the SDK refuses an `http` issuer
+ * on any other host than these two.
+ */
+const aliasHostnames: readonly string[] = ['localhost', '127.0.0.1'];
+
 function parsed(text: string): URL | undefined {
   return URL.canParse(text) ? new URL(text) : undefined;
 }
 
 /**
- * The base URL a request reached. For a loopback base (`http://localhost:8080`), a request that
- * names another loopback alias in its Host (`127.0.0.1:8080`, `[::1]:8080`) with the same port is
- * served as that alias, so that a client pointed at either finds metadata naming the URL it used;
- * any other request is served as the base itself.
+ * The base URL a request reached. For a base on `localhost` or `127.0.0.1`, a request whose Host
+ * names the other one with the same port is served as that one, so that a client pointed at either
+ * finds metadata naming the URL it used; any other request is served as the base itself.
  */
 export function requestBase(base: string, host: string | undefined): string {
   const canonical = new URL(base);
-  if (host === undefined || !isLoopbackUrl(canonical)) return base;
+  if (host === undefined || !aliasHostnames.includes(canonical.hostname)) return base;
   const requested = parsed(`${canonical.protocol}//${host}`);
-  if (requested === undefined || !isLoopbackUrl(requested) || requested.port !== canonical.port) return base;
+  if (requested === undefined || !aliasHostnames.includes(requested.hostname) || requested.port !== canonical.port) return base;
   return requested.origin;
 }
 
