@@ -111,8 +111,8 @@ export function assistantRoutes(deps: AssistantDependencies): Router {
   };
   let canonical: string | undefined;
   const byBase = new Map<string, Served>();
-  // Built on first use: with `--port 0` the address is known only once the server listens. A
-  // loopback base is also served under its loopback aliases (at most three).
+  // Built on first use: with `--port 0` the address is known only once the server listens. A base
+  // on localhost is also served as 127.0.0.1 and the other way round (loopback.ts).
   const served = (request: Request): Served => {
     const base = deps.baseUrl();
     if (base !== canonical) {
