@@ -240,12 +240,16 @@ describe('6. a suspension ends the grant', () => {
 describe('7. query strings of more than 1000 parameters', () => {
   test('are refused on /v1, /mcp and the OAuth endpoints instead of losing the parameters past the 1000th', async () => {
     const key = await bed.issueKey(tenantA, ['orders:read']);
-    const refused = await bed.request(`/v1/orders?${junk(1000)}&limit=1`, { key });
+    // Plain fetch: the OpenAPI check of the bed's request() takes seconds on a thousand parameters.
+    const orders = (count: number) => fetch(`${bed.baseUrl}/v1/orders?${junk(count)}&limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    const refused = await orders(1000);
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ code: 'common.invalid_request', detail: expect.stringContaining('1000') });
-    const kept = await bed.request(`/v1/orders?${junk(999)}&limit=1`, { key });
+    // A 400 of the parameter stage: after the key and the budget, with the rate-limit headers.
+    expect(refused.headers.get('x-ratelimit-limit')).not.toBeNull();
+    expect(await refused.json()).toMatchObject({ code: 'common.invalid_request', status: 400, instance: '/v1/orders', detail: expect.stringContaining('1000') });
+    const kept = await orders(999);
     expect(kept.status).toBe(200);
-    expect((kept.body as { data: unknown[] }).data).toHaveLength(1);
+    expect(((await kept.json()) as { data: unknown[] }).data).toHaveLength(1);
     const { access } = await tokenOfOwner();
     const mcp = await post(`${bed.baseUrl}/mcp?${junk(1001)}`, access, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(mcp.status).toBe(400);
