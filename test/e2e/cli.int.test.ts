@@ -126,7 +126,7 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
 
   test('a key cannot carry a scope no key may hold, nor be issued for a stranger', async () => {
     const forbidden = await runCli(['keys', 'issue', '--workspace', 'ws_x', '--member', 'mem_x', '--scopes', 'orders.value:read'], env);
-    expect(forbidden.code).toBe(1);
+    expect(forbidden.code).toBe(2);
     expect(forbidden.stderr).toMatch(/no API key can hold the scope orders.value:read/);
     const unknownWorkspace = await runCli(['keys', 'issue', '--workspace', 'ws_nobody', '--member', 'mem_x', '--scopes', 'orders:read'], env);
     expect(unknownWorkspace.code).toBe(1);
