@@ -7,14 +7,14 @@ export type ProgressBar = { start(total: number): void; update(value: number, to
  * once there is something to count (a total above 0), so it never shows "0/0"; rate and time left
  * read "…" until a rate can be measured.
  */
-export function createProgressBar(label: string, unit: string, enabled: boolean, now: () => number = Date.now): ProgressBar {
+export function createProgressBar(label: string, unit: string, enabled: boolean, stream: NodeJS.WritableStream = process.stderr, now: () => number = Date.now): ProgressBar {
   if (!enabled) {
     return { start: () => {}, update: () => {}, stop: () => {} };
   }
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} | {left}`,
-      stream: process.stderr,
+      stream,
       hideCursor: true,
       fps: 5,
       // Without a terminal (CI, pipes) it prints a plain line every few seconds instead.
