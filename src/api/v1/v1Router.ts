@@ -2,7 +2,7 @@ import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import type { z } from 'zod';
+import { ZodDefault, ZodEffects, ZodEnum, ZodOptional, type z } from 'zod';
 import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
 import { hashKey, isWellFormedKey } from '../../keys/keyFormat.js';
 import type { PrincipalCache } from '../../keys/principalCache.js';
@@ -239,13 +239,33 @@ const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = {
   period: 'period',
 };
 
-/** Path parameters; one outside its documented values (a metric key) is a 400 naming it. */
+/** Path parameters; one outside its documented values (a metric key) is a 400 naming it and them. */
 function parseParameters(schema: z.AnyZodObject | undefined, params: unknown): Record<string, unknown> {
   if (schema === undefined) return {};
   const parsed = schema.safeParse(params);
   if (parsed.success) return parsed.data as Record<string, unknown>;
-  const name = String(parsed.error.issues[0]?.path[0] ?? 'path');
-  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+  throw invalidParameter(schema, parsed.error.issues[0], 'path');
+}
+
+/**
+ * The 400 of a parameter that failed its schema: its cause (a custom issue may name a finer one,
+ * e.g. `date_plus`), its name, and the values it takes when it is an enum.
+ */
+function invalidParameter(schema: z.AnyZodObject, issue: z.ZodIssue | undefined, fallback: string): ApiError {
+  const name = String(issue?.path[0] ?? fallback);
+  const named = issue?.code === 'custom' ? (issue.params as { cause?: InvalidRequestCause } | undefined)?.cause : undefined;
+  return invalidRequest(named ?? causeByParameter[name] ?? 'parameter', name, enumValuesOf(schema.shape[name] as z.ZodTypeAny | undefined));
+}
+
+/** The values of an enum schema, through optional, default and effect wrappers; undefined for any other schema. */
+function enumValuesOf(schema: z.ZodTypeAny | undefined): readonly string[] | undefined {
+  let current: unknown = schema;
+  for (;;) {
+    if (current instanceof ZodEnum) return current.options as readonly string[];
+    if (current instanceof ZodOptional || current instanceof ZodDefault) current = current._def.innerType;
+    else if (current instanceof ZodEffects) current = current._def.schema;
+    else return undefined;
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -293,6 +313,5 @@ function parseQuery(schema: z.AnyZodObject | undefined, query: unknown): Record<
   }
   const parsed = schema.safeParse(picked);
   if (parsed.success) return parsed.data as Record<string, unknown>;
-  const name = String(parsed.error.issues[0]?.path[0] ?? 'query');
-  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+  throw invalidParameter(schema, parsed.error.issues[0], 'query');
 }
