@@ -35,11 +35,16 @@ export function generateKey(): string {
 
 /** True when the text has the key format and a correct checksum. */
 export function isWellFormedKey(text: string): boolean {
+  return keyShapeOf(text) === 'key';
+}
+
+/** `key` when well formed; `checksum` when it has the key format but a wrong checksum; else `malformed`. */
+export function keyShapeOf(text: string): 'key' | 'checksum' | 'malformed' {
   const match = keyPattern.exec(text);
-  if (!match?.[1] || !match[2]) return false;
+  if (!match?.[1] || !match[2]) return 'malformed';
   const expected = Buffer.from(checksumOf(match[1]));
   const given = Buffer.from(match[2]);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? 'key' : 'checksum';
 }
 
 export function keyPrefix(key: string): string {

@@ -166,7 +166,7 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
   const demoKey = /Demo API key \(shown once\): (svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4})/;
   const listening = /"port":(\d+),"roles":\["api","projector","worker"\],"msg":"serving"/;
 
-  async function startDemo(): Promise<{ key: string; port: number; stop: () => Promise<number | null> }> {
+  async function startDemo(): Promise<{ key: string; port: number; output: () => string; stop: () => Promise<number | null> }> {
     const server = await startCli(['serve', '--demo', '--port', '0'], { DATA_DIR: dataDir() }, listening);
     const key = demoKey.exec(server.output())?.[1];
     const port = Number(listening.exec(server.output())?.[1]);
@@ -174,7 +174,7 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     // Beside the key: how to sign in to the assistant endpoint, at the port actually bound.
     expect(server.output()).toContain(`Assistant endpoint (MCP, OAuth sign-in): http://localhost:${port}/mcp`);
     expect(server.output()).toMatch(/the sign-in code [0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4} \(member /);
-    return { key, port, stop: server.stop };
+    return { key, port, output: server.output, stop: server.stop };
   }
 
   test('seeds once, prints a fresh demo key on every start and revokes the previous one', async () => {
@@ -228,6 +228,8 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const second = await startDemo();
     try {
       expect(second.key).not.toBe(first.key);
+      expect(second.output()).toContain(`The demo key of the previous start (${first.key.slice(0, 12)}…) is revoked: it now answers 401.`);
+      expect(second.output()).not.toContain(first.key.slice(12));
       const base = `http://127.0.0.1:${second.port}`;
       expect((await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${first.key}` } })).status).toBe(401);
       // The signing secret was generated once and kept in the database: the first process's cursor still reads.

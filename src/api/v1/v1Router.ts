@@ -3,8 +3,8 @@ import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { ZodDefault, ZodEffects, ZodEnum, ZodOptional, type z } from 'zod';
-import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
-import { hashKey, isWellFormedKey } from '../../keys/keyFormat.js';
+import { checkKey, type KeyRefusal, type Principal } from '../../keys/keyAuthentication.js';
+import { hashKey, keyPrefix, keyShapeOf } from '../../keys/keyFormat.js';
 import type { PrincipalCache } from '../../keys/principalCache.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { isAccessRefused, slonikRowReader, type RowReader } from '../../platform/projectionReader.js';
@@ -70,7 +70,7 @@ export function v1Router(deps: V1Dependencies): Router {
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
     router[operation.method](path, (request: Request, response: Response) => {
       // A key that fails its format or checksum is refused before a connection is even taken.
-      const presented = wellFormedKeyOf(request.headers.authorization);
+      const presented = wellFormedKeyOf(request.headers.authorization, response);
       return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
         operation.guardedReads === true
           ? serveGuardedOperation(deps, operation, presented, request, response)
@@ -127,8 +127,8 @@ async function serveOperation(
   request: Request,
   response: Response,
 ): Promise<void> {
-  const principal = await authenticateKey(db, presentedKey);
-  if (principal === undefined) throw new ApiError('api_keys.invalid');
+  const { principal, refusal } = await checkKey(db, presentedKey);
+  if (principal === undefined) throw keyRefused(response, refusal);
   stateOf(response).principal = principal;
   checkScopes(operation, principal);
   response.set(await spendBudget(deps, principal));
@@ -148,21 +148,21 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
   let entry = deps.principals.get(keyHash);
   const cached = entry !== undefined;
   if (entry === undefined) {
-    const checked = await authenticateKey(deps.db, presentedKey);
-    if (checked === undefined) throw new ApiError('api_keys.invalid');
-    entry = deps.principals.set(keyHash, checked);
+    const checked = await checkKey(deps.db, presentedKey);
+    if (checked.principal === undefined) throw keyRefused(response, checked.refusal);
+    entry = deps.principals.set(keyHash, checked.principal);
   }
   const { principal, readGuard } = entry;
   stateOf(response).principal = principal;
   let spent: Record<string, string> | undefined;
-  const refuse = async (): Promise<never> => {
+  const refuse = async (refusal: KeyRefusal): Promise<never> => {
     deps.principals.delete(keyHash);
     if (spent !== undefined) {
       await deps.budget.refund(principal.prefix);
       for (const name of Object.keys(spent)) response.removeHeader(name);
     }
     stateOf(response).principal = undefined;
-    throw new ApiError('api_keys.invalid');
+    throw keyRefused(response, refusal, spent !== undefined);
   };
   try {
     checkScopes(operation, principal);
@@ -174,12 +174,15 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
       // The full check on the pool has the last word: a refusal it does not confirm is logged
       // and the request is served the way unguarded operations are (check, then read, on one
       // connection), so that a valid key is never answered 401.
-      const confirmed = await authenticateKey(deps.db, presentedKey);
-      if (confirmed === undefined) return refuse();
+      const { principal: confirmed, refusal } = await checkKey(deps.db, presentedKey);
+      if (confirmed === undefined) return refuse(refusal);
       deps.logger.warn({ keyPrefix: principal.prefix, operationId: operation.operationId }, 'read guard refused a key that the full key check accepts');
       return deps.db.connect((db) => runHandler(deps, operation, { principal: confirmed, db, reads: slonikRowReader(db), readGuard: undefined }, request, response));
     }
-    if (cached && error instanceof ApiError && (await authenticateKey(deps.db, presentedKey)) === undefined) return refuse();
+    if (cached && error instanceof ApiError) {
+      const { refusal } = await checkKey(deps.db, presentedKey);
+      if (refusal !== undefined) return refuse(refusal);
+    }
     throw error;
   }
 }
@@ -214,10 +217,23 @@ function expressPath(openApiPath: string): string {
 }
 
 /** The key of `Authorization: Bearer <key>` (scheme in any case), or 401 when it is absent or not well formed. */
-function wellFormedKeyOf(header: string | undefined): string {
-  const presented = header === undefined ? undefined : /^bearer +(\S+)$/i.exec(header)?.[1];
-  if (presented === undefined || !isWellFormedKey(presented)) throw new ApiError('api_keys.invalid');
+function wellFormedKeyOf(header: string | undefined, response: Response): string {
+  if (header === undefined) throw keyRefused(response, { reason: 'missing' });
+  const presented = /^bearer +(\S+)$/i.exec(header)?.[1];
+  if (presented === undefined) throw keyRefused(response, { reason: 'scheme' });
+  const shape = keyShapeOf(presented);
+  if (shape === 'malformed') throw keyRefused(response, { reason: 'malformed' });
+  if (shape === 'checksum') throw keyRefused(response, { reason: 'checksum', keyPrefix: keyPrefix(presented) });
   return presented;
+}
+
+/**
+ * The one 401 of every key problem; why, and the key's prefix, are kept for the access log only.
+ * `refunded`: the budget unit the request had taken was given back.
+ */
+function keyRefused(response: Response, refusal: KeyRefusal, refunded = false): ApiError {
+  stateOf(response).refusal = refunded ? { ...refusal, budgetRefunded: true } : refusal;
+  return new ApiError('api_keys.invalid');
 }
 
 /** One unit of the key's budget, or 429; the headers announcing what is left. */
