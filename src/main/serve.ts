@@ -7,6 +7,8 @@ import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { bulkLoadOf } from '../projecting/bulkLoad.js';
+import { embeddedHost, recordHttpPort } from '../platform/embeddedHostRecord.js';
+import { checkPortFree, portError } from '../platform/portCheck.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
@@ -31,6 +33,13 @@ export type ServeOptions = { port: number; roles: readonly Role[]; demo: boolean
  * and closes the database. Resolves with the exit code.
  */
 export async function serve(config: Config, logger: Logger, clock: Clock, options: ServeOptions): Promise<number> {
+  // Before anything else starts (migrations, projector, worker): a busy port fails at once.
+  const portHolder = async () => {
+    if (config.databaseUrl !== undefined) return undefined;
+    const host = await embeddedHost(config.dataDir);
+    return host?.httpPort === options.port ? `process ${host.pid} (the supply-api serving DATA_DIR ${config.dataDir})` : undefined;
+  };
+  await checkPortFree(options.port, portHolder);
   const services = await openServices(config, logger, clock, { mustHostEmbedded: true });
   let server: Server | undefined;
   let projector: Projector | undefined;
@@ -81,9 +90,13 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       errorTypeBase: config.errorTypeBase,
       ...(api === undefined ? {} : { api }),
     });
-    server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
+    server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase }).catch(async (error: unknown) => {
+      // Taken since the check (another process started meanwhile).
+      throw error instanceof Error && 'code' in error ? await portError(options.port, error as NodeJS.ErrnoException, portHolder) : error;
+    });
     const address = server.address();
     if (typeof address === 'object' && address !== null) serverUrl = `http://localhost:${address.port}`;
+    if (services.database.kind === 'pglite' && typeof address === 'object' && address !== null) await recordHttpPort(config.dataDir, address.port);
     if (demoModule !== undefined && demo !== undefined && api?.assistant !== undefined) demoModule.printAssistantSignIn(demo, config.publicBaseUrl ?? serverUrl);
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {

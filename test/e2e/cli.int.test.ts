@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,6 +71,24 @@ describe('the command line without a database', () => {
     const result = await runCli(['migrate'], { DATABASE_URL: 'mysql://localhost/db' });
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('supply-api: Invalid setting DATABASE_URL: must start with postgres:// or postgresql:// (postgres://user@host:5432/db)');
+  });
+
+  test('serve checks its port before anything else, and a database it cannot reach is named by its setting', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      // The database is unreachable too: the port is what it reports, so it was checked first.
+      const busy = await runCli(['serve', '--port', String(port)], { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/supply' });
+      expect(busy.code).toBe(1);
+      expect(busy.stderr.trim()).toBe(`supply-api: error: port ${port} is already in use by another process: stop it, or choose another port with --port N or PORT=N`);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    const refused = await runCli(['migrate'], { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/supply' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^supply-api: error: cannot use PostgreSQL at DATABASE_URL=postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/supply: .*ECONNREFUSED/);
+    expect(refused.stderr).not.toContain('s3cret');
   });
 
   test('a bad argument names the argument', async () => {
@@ -181,6 +200,10 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const first = await startDemo();
     const health = await fetch(`http://127.0.0.1:${first.port}/healthz`);
     expect(health.status).toBe(200);
+    // A second serve of the same DATA_DIR stops at once, naming the process that holds its database and its port.
+    const held = await runCli(['serve', '--port', '0'], { DATA_DIR: dataDir() });
+    expect(held.code).toBe(1);
+    expect(held.stderr).toMatch(new RegExp(`held by process \\d+, supply-api serving HTTP on port ${first.port} \\(the database itself on 127\\.0\\.0\\.1:\\d+\\)`));
     const waited = await runCli(['projections', 'wait', '--timeout', '60'], { DATA_DIR: dataDir() });
     expect(waited.code, waited.stderr).toBe(0);
     expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', projections: 'caught_up' } });
