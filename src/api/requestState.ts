@@ -13,6 +13,8 @@ export type RequestState = {
   readonly language: Language;
   principal?: Principal;
   refusal?: KeyRefusal & { readonly budgetRefunded?: boolean };
+  /** The route template that answered, for the metrics (e.g. `/v1/orders/{orderId}`). */
+  route?: string;
 };
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { allProjections } from '../../projections/index.js';
 import { createApp } from '../api/createApp.js';
+import { createHttpMetrics } from '../api/httpMetrics.js';
 import { listen } from '../api/listen.js';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
@@ -15,7 +16,7 @@ import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
 import type { DemoSession } from './demo.js';
-import { cachedFor, createReadiness } from './readiness.js';
+import { cachedFor, createReadiness, registerReadinessMetric } from './readiness.js';
 import { openServices } from './services.js';
 
 export const allRoles = ['api', 'projector', 'worker'] as const;
@@ -55,6 +56,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     const { pool } = services.database;
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
+    const httpMetrics = createHttpMetrics(registry);
     let serverUrl = `http://localhost:${options.port}`;
     if (options.roles.includes('api') || options.roles.includes('worker')) {
       exports = await composeExports(config, logger, pool, {
@@ -80,12 +82,15 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       });
     }
     if (options.roles.includes('api') && exports !== undefined) {
-      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl });
+      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl, httpMetrics });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
+    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report);
+    registerReadinessMetric(registry, readiness);
     const app = createApp({
-      readiness: createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report),
+      readiness,
       metrics: registry,
+      httpMetrics,
       logger,
       errorTypeBase: config.errorTypeBase,
       ...(api === undefined ? {} : { api }),

@@ -22,6 +22,8 @@ export type McpDependencies = OperationServices & {
   readonly logger: Logger;
   readonly errorTypeBase: string;
   readonly version: string;
+  /** Counts each tool call and how it ended (metrics). */
+  readonly observeToolCall?: (tool: string, outcome: 'ok' | 'error') => void;
 };
 
 export const approvalPolicyResource = {
@@ -64,6 +66,15 @@ export function toolsOf(operations: readonly Operation[]): Tool[] {
   });
 }
 
+/** A tool's handler whose calls are counted by outcome. */
+function observed(deps: McpDependencies, tool: string, handler: (args: Record<string, unknown>) => Promise<CallToolResult>) {
+  return async (args: Record<string, unknown>): Promise<CallToolResult> => {
+    const result = await handler(args);
+    deps.observeToolCall?.(tool, result.isError === true ? 'error' : 'ok');
+    return result;
+  };
+}
+
 /**
  * The MCP server of one request (the transport is stateless): the tools and the approval-policy
  * resource, acting for the signed-in member.
@@ -90,7 +101,7 @@ export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], p
         outputSchema: tool.operation.response,
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+      observed(deps, tool.name, async (args: Record<string, unknown>): Promise<CallToolResult> => {
         const scope = tool.operation.scope;
         if (scope !== null && !mayUseScope(principal, scope)) return failed(new ApiError('common.forbidden'), tool.name);
         const overBudget = await spend();
@@ -120,7 +131,7 @@ export function createMcpServer(deps: McpDependencies, tools: readonly Tool[], p
           deps.logger.error({ err: error, requestId, tool: tool.name, tenant: principal.tenantId }, 'tool call failed');
           return failed(new ApiError('common.internal_error'), tool.name);
         }
-      },
+      }),
     );
   }
 

@@ -69,6 +69,7 @@ export function v1Router(deps: V1Dependencies): Router {
     const path = expressPath(operation.path);
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
     router[operation.method](path, (request: Request, response: Response) => {
+      stateOf(response).route = operation.path;
       // A key that fails its format or checksum is refused before a connection is even taken.
       const presented = wellFormedKeyOf(request.headers.authorization, response);
       return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
@@ -80,7 +81,9 @@ export function v1Router(deps: V1Dependencies): Router {
   }
   for (const [path, methods] of methodsByPath) {
     const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
-    router.all(path, () => {
+    const template = `/v1${path.replace(/:(\w+)/g, '{$1}')}`;
+    router.all(path, (_request: Request, response: Response) => {
+      stateOf(response).route = template;
       throw new ApiError('common.method_not_allowed', { headers: { Allow: allow } });
     });
   }
