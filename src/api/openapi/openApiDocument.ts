@@ -159,7 +159,8 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
       version: contractRevision,
       description: `Read-only JSON API over the supply, stock and ordering data of a dental clinic organisation. \`info.version\` is the revision of this document, not the API version.\n${decisions}`,
       contact: { name: 'support', email: 'support@dental-supply.example' },
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      // A name only: reference pages turn an identifier or a URL into a link to another site.
+      license: { name: 'Proprietary' },
     },
     servers: [serverOf(options.serverUrl)],
     security: [{ [bearer.name]: [] }],
