@@ -153,6 +153,7 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
   });
 });
 
+// Each PGlite boot (WebAssembly) takes seconds, tens of seconds on a busy machine: these tests boot it several times.
 describe('the command line on embedded PGlite', () => {
   const dataDir = useTemporaryDataDir('supply-cli-');
 
@@ -176,7 +177,7 @@ describe('the command line on embedded PGlite', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-  });
+  }, 180_000);
 });
 
 describe('the quick start: serve --demo on embedded PGlite', () => {
@@ -275,6 +276,6 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     } finally {
       expect(await second.stop()).toBe(0);
     }
-  });
+  }, 180_000);
 });
 
