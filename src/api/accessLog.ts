@@ -70,6 +70,8 @@ export function accessLog(logger: Logger): RequestHandler {
         status: response.statusCode,
         ms: Math.round((performance.now() - started) * 10) / 10,
         ...(state.principal === undefined ? {} : { tenantId: state.principal.tenantId, keyPrefix: state.principal.prefix }),
+        // A refused key: why (the answer is the same 401 for every cause) and its prefix when it has the key format.
+        ...(state.refusal === undefined ? {} : { keyRefused: state.refusal.reason, ...(state.refusal.keyPrefix === undefined ? {} : { keyPrefix: state.refusal.keyPrefix }) }),
       };
       if (response.statusCode >= 500) logger.error(line, 'request');
       else logger.info(line, 'request');

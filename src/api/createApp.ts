@@ -8,6 +8,7 @@ import type { PrincipalCache } from '../keys/principalCache.js';
 import type { RowReader } from '../platform/projectionReader.js';
 import type { Logger } from '../platform/logger.js';
 import { accessLog } from './accessLog.js';
+import type { HttpMetrics } from './httpMetrics.js';
 import { healthRoutes, type HealthDependencies } from './healthRoutes.js';
 import { referencePage } from './openapi/referencePage.js';
 import type { OpenApiDocument } from './openapi/openApiDocument.js';
@@ -15,7 +16,7 @@ import type { CursorCodec } from './pagination/cursorCodec.js';
 import { errorHandler, notFound } from './problems/errorHandler.js';
 import { refuseTooManyQueryParameters } from './queryParameters.js';
 import type { RequestBudget } from './rateLimit/requestBudget.js';
-import { requestState } from './requestState.js';
+import { requestState, stateOf } from './requestState.js';
 import type { Operation } from './v1/operation.js';
 import { v1Router } from './v1/v1Router.js';
 
@@ -41,6 +42,8 @@ export type ApiDependencies = {
 
 export type AppDependencies = HealthDependencies & {
   readonly logger: Logger;
+  /** Requests by route, method and status, and their latency (absent: not counted). */
+  readonly httpMetrics?: HttpMetrics;
   readonly errorTypeBase: string;
   readonly api?: ApiDependencies;
   /** Reverse proxies trusted to name the client (`X-Forwarded-For`); none by default. */
@@ -59,6 +62,7 @@ export function createApp(deps: AppDependencies): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestState);
   app.use(accessLog(deps.logger));
+  if (deps.httpMetrics !== undefined) app.use(deps.httpMetrics.middleware);
   const api = deps.api;
   // /v1 first: its requests, the hot path, pass no other router on their way.
   if (api !== undefined) app.use('/v1', v1Router(api));
@@ -69,7 +73,16 @@ export function createApp(deps: AppDependencies): Express {
       response.json(api.openApi);
     });
     app.use(referencePage());
-    if (api.downloads !== undefined) app.use('/downloads', api.downloads);
+    if (api.downloads !== undefined) {
+      app.use(
+        '/downloads',
+        (_request, response, next) => {
+          stateOf(response).route = '/downloads/{key}';
+          next();
+        },
+        api.downloads,
+      );
+    }
     if (api.assistant !== undefined) app.use(api.assistant);
   }
   app.use(notFound);

@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Principal } from '../keys/keyAuthentication.js';
+import type { KeyRefusal, Principal } from '../keys/keyAuthentication.js';
 import { negotiateLanguage, type Language } from './language.js';
 import type { ProblemContext } from './problems/problemDocument.js';
 
-/** What every response needs to know about its request: its id and the caller's language. */
-export type RequestState = { readonly requestId: string; readonly language: Language; principal?: Principal };
+/**
+ * What every response needs to know about its request: its id and the caller's language; once
+ * known, the key's principal, or why the key was refused (for the access log, never the answer).
+ */
+export type RequestState = {
+  readonly requestId: string;
+  readonly language: Language;
+  principal?: Principal;
+  refusal?: KeyRefusal & { readonly budgetRefunded?: boolean };
+  /** The route template that answered, for the metrics (e.g. `/v1/orders/{orderId}`). */
+  route?: string;
+};
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

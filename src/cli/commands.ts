@@ -11,25 +11,3 @@ export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   openapi: async () => (await import('./commands/openapiCommand.js')).openapiCommand,
   evidence: async () => (await import('./commands/evidenceCommand.js')).evidenceCommand,
 };
-
-export const usage = `usage: supply-api <command> [options]
-
-  serve [--port N] [--roles api,projector,worker] [--demo]
-  migrate
-  seed [--tenants N] [--days D] [--seed S] [--scale small|medium|large] [--as-of YYYY-MM-DD]
-  keys issue --workspace W --member M --scopes a,b [--name N]
-  keys revoke --prefix P
-  keys list --workspace W
-  console suspend-member|reactivate-member --workspace W --member M
-  console suspend-tenant|reactivate-tenant --workspace W
-  console advance-order --workspace W --order O
-  console place-order --workspace W [--clinic C]
-  projections status
-  projections wait [--timeout S]
-  projections replay [--projection NAME[,NAME]]
-  openapi
-  evidence verify EVIDENCE_ID
-
-Commands that print data print one JSON document on stdout; logs and progress go to stderr.
-Settings come from the environment (DATABASE_URL, EVENTSTORE_URL, DATA_DIR, …; see README.md).
-`;

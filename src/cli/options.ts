@@ -1,16 +1,20 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cliError.js';
+import { parserOptions, usageLine, type CommandSpec } from './commandTable.js';
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
-
-/** Parses a command's options strictly; an unknown option or stray argument is a UsageError. */
-export function parseOptions<T extends OptionSpec>(args: readonly string[], options: T, usage: string, allowPositionals = 0) {
+/**
+ * Parses the options of `supply-api <path…>` strictly, as its spec in the command table declares
+ * them; an unknown option or a stray argument is a UsageError showing the usage line.
+ */
+export function parseCommandOptions(args: readonly string[], path: readonly string[], spec: CommandSpec) {
+  const usage = usageLine(path, spec);
+  const allowPositionals = spec.arguments?.length ?? 0;
   try {
-    const parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: allowPositionals > 0 });
+    const parsed = parseArgs({ args: [...args], options: parserOptions(spec), strict: true, allowPositionals: allowPositionals > 0 });
     if (parsed.positionals.length > allowPositionals) {
       throw new UsageError(`unexpected argument "${parsed.positionals[allowPositionals] ?? ''}"; usage: ${usage}`);
     }
-    return parsed;
+    return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals: parsed.positionals, usage };
   } catch (error) {
     if (error instanceof UsageError) throw error;
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -18,14 +22,18 @@ export function parseOptions<T extends OptionSpec>(args: readonly string[], opti
   }
 }
 
-export function requiredString(value: string | boolean | undefined, name: string, usage: string): string {
+export function requiredString(value: string | boolean | string[] | undefined, name: string, usage: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
     throw new UsageError(`--${name} is required; usage: ${usage}`);
   }
   return value.trim();
 }
 
-export function integerOption(value: string | boolean | undefined, name: string, range: { min: number; max: number }, fallback: number): number {
+export function optionalString(value: string | boolean | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function integerOption(value: string | boolean | string[] | undefined, name: string, range: { min: number; max: number }, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !/^\d+$/.test(value)) {
     throw new UsageError(`--${name} must be a whole number from ${range.min} to ${range.max} (got "${String(value)}")`);
@@ -37,7 +45,7 @@ export function integerOption(value: string | boolean | undefined, name: string,
   return number;
 }
 
-export function choiceOption<C extends string>(value: string | boolean | undefined, name: string, choices: readonly C[], fallback: C): C {
+export function choiceOption<C extends string>(value: string | boolean | string[] | undefined, name: string, choices: readonly C[], fallback: C): C {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
     throw new UsageError(`--${name} must be one of ${choices.join(', ')} (got "${String(value)}")`);

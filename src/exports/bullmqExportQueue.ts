@@ -2,6 +2,7 @@ import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'b
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { quitRedis, watchRedisOutages } from '../platform/redisConnection.js';
+import { redactedUrl } from '../platform/startupErrors.js';
 import {
   exportRetryPolicy,
   type ExportProcessor,
@@ -53,7 +54,7 @@ export function createBullmqExportQueue(options: BullmqExportQueueOptions): Expo
     connectTimeout: timeoutMs,
     retryStrategy: (times) => Math.min(times * 200, maxReconnectDelayMs),
   });
-  const connection = watchConnection(client, logger, 'export queue (producer)');
+  const connection = watchConnection(client, logger, 'export queue (producer)', redisUrl);
   const untilReady = readinessOf(client);
   const queue = new Queue<ExportTask>(queueName, {
     connection: client,
@@ -124,7 +125,7 @@ export function startBullmqExportWorker(options: BullmqExportWorkerOptions): Exp
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(times * 200, maxReconnectDelayMs),
   });
-  const connection = watchConnection(client, logger, 'export worker');
+  const connection = watchConnection(client, logger, 'export worker', redisUrl);
   // Errors already logged by the job wrapper, so that the 'failed' event does not log them again.
   const logged = new WeakSet<Error>();
 
@@ -277,10 +278,10 @@ type ConnectionWatch = {
 };
 
 /** Logs a connection outage once (warn) and its end (info), however many reconnects fail meanwhile. */
-function watchConnection(client: Redis, logger: ExportQueueLogger, role: string): ConnectionWatch {
+function watchConnection(client: Redis, logger: ExportQueueLogger, role: string, redisUrl: string): ConnectionWatch {
   let shuttingDown = false;
   const outages = watchRedisOutages(client, {
-    down: (err) => logger.warn({ role, err }, `${role}: Redis unreachable; reconnecting in the background`),
+    down: (err) => logger.warn({ role, err, setting: 'REDIS_URL' }, `${role}: Redis unreachable at REDIS_URL=${redactedUrl(redisUrl)}; reconnecting in the background`),
     up: (afterOutage) => {
       if (afterOutage) logger.info({ role }, `${role}: Redis reachable again`);
     },

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { keyHolderAccessJoin } from '../../projections/tenants/queries.js';
 import { memberStatus, tenantStatus } from '../../projections/tenants/schema.js';
 import { sql } from '../platform/sql.js';
-import { hashKey, isWellFormedKey, keyPrefix } from './keyFormat.js';
+import { hashKey, keyPrefix, keyShapeOf } from './keyFormat.js';
 
 /** Who a request is made for: the key's tenant, its prefix (the budget's key) and its scopes. */
 export type Principal = {
@@ -28,13 +28,44 @@ const keyWithHolderRow = z.object({
 });
 
 /**
- * The principal of a presented key, or undefined for every kind of key problem alike: malformed or
- * wrong checksum (refused before any lookup), unknown, revoked, its member not active or
- * deactivated since the key was created, its tenant suspended. One statement, nothing cached, so
- * revocation and suspension act on the very next request.
+ * Why a key was refused, for the operator's log only: every refusal answers the same 401. `missing`
+ * and `scheme` concern the header, `malformed` and `checksum` the key's text (refused before
+ * any lookup), `unknown` (no key has its prefix) and `mismatch` (one has, but not this secret) the
+ * lookup, the others the key's state or its holder's.
  */
-export async function authenticateKey(db: CommonQueryMethods, presented: string): Promise<Principal | undefined> {
-  if (!isWellFormedKey(presented)) return undefined;
+export type KeyRefusalReason =
+  | 'missing'
+  | 'scheme'
+  | 'malformed'
+  | 'checksum'
+  | 'unknown'
+  | 'mismatch'
+  | 'revoked'
+  | 'tenant_suspended'
+  | 'member_suspended'
+  | 'member_removed'
+  | 'member_unknown'
+  | 'member_deactivated_since_issued';
+
+/**
+ * A refusal as logged: the reason and, when the text presented has the key format, its 12-character
+ * prefix (the part of a key that is stored in clear). Never more of the key.
+ */
+export type KeyRefusal = { readonly reason: KeyRefusalReason; readonly keyPrefix?: string };
+
+export type KeyCheck = { readonly principal: Principal; readonly refusal?: undefined } | { readonly principal?: undefined; readonly refusal: KeyRefusal };
+
+/**
+ * The principal of a presented key, or why it is refused: malformed or wrong checksum (refused
+ * before any lookup), unknown, revoked, its member not active or deactivated since the key was
+ * created, its tenant suspended. One statement, nothing cached, so revocation and suspension act
+ * on the very next request.
+ */
+export async function checkKey(db: CommonQueryMethods, presented: string): Promise<KeyCheck> {
+  const shape = keyShapeOf(presented);
+  if (shape === 'malformed') return { refusal: { reason: 'malformed' } };
+  const prefix = keyPrefix(presented);
+  if (shape === 'checksum') return { refusal: { reason: 'checksum', keyPrefix: prefix } };
   // Looked up by the public prefix (the tenant is not known yet); the secret is compared as hashes in constant time.
   const key = await db.maybeOne(sql.type(keyWithHolderRow)`
     SELECT k.tenant_id AS "tenantId", k.prefix, k.member_id AS "memberId", k.key_hash AS "keyHash", k.scopes, k.status,
@@ -42,12 +73,21 @@ export async function authenticateKey(db: CommonQueryMethods, presented: string)
       holder.last_deactivated_at AS "lastDeactivatedAt"
     FROM api_keys AS k
     ${keyHolderAccessJoin(sql.identifier(['k', 'tenant_id']), sql.identifier(['k', 'member_id']))}
-    WHERE k.prefix = ${keyPrefix(presented)}
+    WHERE k.prefix = ${prefix}
   `);
-  if (key === null || !sameHash(key.keyHash, hashKey(presented)) || key.status !== 'active') return undefined;
-  if (key.tenantStatus !== 'active' || key.memberStatus !== 'active') return undefined;
-  if (key.lastDeactivatedAt !== null && Date.parse(key.lastDeactivatedAt) >= Date.parse(key.createdAt)) return undefined;
-  return { tenantId: key.tenantId, prefix: key.prefix, memberId: key.memberId, scopes: key.scopes };
+  const refused = (reason: KeyRefusalReason): KeyCheck => ({ refusal: { reason, keyPrefix: prefix } });
+  if (key === null) return refused('unknown');
+  if (!sameHash(key.keyHash, hashKey(presented))) return refused('mismatch');
+  if (key.status !== 'active') return refused('revoked');
+  if (key.tenantStatus !== 'active') return refused('tenant_suspended');
+  if (key.memberStatus !== 'active') return refused(key.memberStatus === 'suspended' ? 'member_suspended' : key.memberStatus === 'removed' ? 'member_removed' : 'member_unknown');
+  if (key.lastDeactivatedAt !== null && Date.parse(key.lastDeactivatedAt) >= Date.parse(key.createdAt)) return refused('member_deactivated_since_issued');
+  return { principal: { tenantId: key.tenantId, prefix: key.prefix, memberId: key.memberId, scopes: key.scopes } };
+}
+
+/** The principal of a presented key, or undefined for every kind of key problem alike (see `checkKey`). */
+export async function authenticateKey(db: CommonQueryMethods, presented: string): Promise<Principal | undefined> {
+  return (await checkKey(db, presented)).principal;
 }
 
 /**

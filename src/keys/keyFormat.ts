@@ -41,9 +41,14 @@ export function generateKey(): string {
 
 /** True when the text has the key format and a correct checksum. */
 export function isWellFormedKey(text: string): boolean {
+  return keyShapeOf(text) === 'key';
+}
+
+/** `key` when well formed; `checksum` when it has the key format but a wrong checksum; else `malformed`. */
+export function keyShapeOf(text: string): 'key' | 'checksum' | 'malformed' {
   const match = keyPattern.exec(text);
-  if (!match?.[1] || !match[2]) return false;
-  return hasChecksum(match[1], match[2]);
+  if (!match?.[1] || !match[2]) return 'malformed';
+  return hasChecksum(match[1], match[2]) ? 'key' : 'checksum';
 }
 
 /** Whether `checksum` is the checksum of `text` (compared in constant time). */

@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import type { Clock } from '../platform/clock.js';
 import { generateKey, hashKey, keyPrefix } from './keyFormat.js';
 import { countActiveKeys, insertKey, listKeys, lockTenantKeys, markKeyRevoked, prefixTaken, type StoredKey } from './keyStore.js';
-import { allScopes, isScope, scopesNoKeyCanHold, type Scope } from './scopes.js';
+import { allScopes, isScope, issuableScopes, scopesNoKeyCanHold, type Scope } from './scopes.js';
 
 export const maxActiveKeysPerTenant = 10;
 
@@ -29,10 +29,10 @@ export function parseRequestedScopes(requested: readonly string[]): Scope[] {
   }
   for (const scope of trimmed) {
     if (!isScope(scope)) {
-      throw new KeyIssueError(`unknown scope "${scope}"; scopes are: ${allScopes.join(', ')}`);
+      throw new KeyIssueError(`unknown scope "${scope}"; a key can hold ${issuableScopes.join(', ')}`);
     }
     if (scopesNoKeyCanHold.includes(scope)) {
-      throw new KeyIssueError(`no API key can hold the scope ${scope}`);
+      throw new KeyIssueError(`no API key can hold the scope ${scope} (it exists for console members only); a key can hold ${issuableScopes.join(', ')}`);
     }
   }
   return allScopes.filter((scope) => trimmed.includes(scope));

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../platform/clock.js';
 import type { ApiDependencies } from '../api/createApp.js';
 import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../api/pagination/cursorCodec.js';
+import type { HttpMetrics } from '../api/httpMetrics.js';
 import { createLimits, createRequestBudget } from '../api/rateLimit/requestBudget.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
@@ -33,6 +34,8 @@ export async function composeApi(
     validateProjectionRows?: boolean;
     /** The address clients reach, when it is known only after listening (`--port 0`); default `serverUrl`. */
     currentServerUrl?: () => string;
+    /** Counts the budget's 429s and refunds, and the assistant's tool calls. */
+    httpMetrics?: HttpMetrics;
   },
 ): Promise<ApiDependencies & { close(): Promise<void> }> {
   const exportService = options.exports.service;
@@ -55,12 +58,13 @@ export async function composeApi(
     await pool.end();
     throw error;
   });
-  const budget = await createRequestBudget({
+  const unmetered = await createRequestBudget({
     pointsPerWindow: config.rateLimitPerMinute,
     windowSeconds: budgetWindowSeconds,
     logger,
     ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
   });
+  const budget = options.httpMetrics?.metered(unmetered) ?? unmetered;
   logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
   const clock = options.clock ?? systemClock;
   const cursors = createCursorCodec(secret);
@@ -103,6 +107,7 @@ export async function composeApi(
             errorTypeBase: config.errorTypeBase,
             version: openApi.info.version,
             baseUrl,
+            ...(options.httpMetrics === undefined ? {} : { observeToolCall: options.httpMetrics.toolCall }),
           }),
         }
       : {}),

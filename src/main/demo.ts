@@ -15,8 +15,8 @@ const demoParams = { seed: 1, tenants: 2, days: 90, scale: 'small' } as const;
 
 /**
  * `serve --demo`: seeds the demo organisations into an empty store, then issues a fresh demo key
- * for the first one (revoking the previous demo key, so that restarts never pile keys up) and
- * prints it on stderr, with a sign-in code for the assistant endpoint (printed once listening).
+ * for the first one (revoking the previous demo key, and saying so, so that restarts never pile
+ * keys up) and prints it on stderr, with a sign-in code for the assistant endpoint (printed once listening).
  */
 export async function prepareDemo(services: Services): Promise<DemoSession> {
   const { eventStore, clock, logger, database } = services;
@@ -34,11 +34,16 @@ export async function prepareDemo(services: Services): Promise<DemoSession> {
     const summary = await seed({ eventStore, params });
     logger.info({ workspaces: summary.tenants.map((tenant) => tenant.workspaceId) }, 'demo history seeded');
   }
+  // One demo key at a time: the previous start's cannot be shown again (only its hash is kept),
+  // and keeping each would fill the workspace's ten active keys after a few restarts.
+  const revoked: string[] = [];
   for (const key of await listKeys(database.pool, workspaceId)) {
     if (key.name === demoKeyName && key.status === 'active') {
       await revokeKey({ pool: database.pool, clock }, key.prefix);
+      revoked.push(key.prefix);
     }
   }
+  if (revoked.length > 0) logger.info({ workspaceId, revokedPrefixes: revoked }, 'demo key of the previous start revoked');
   const issued = await issueKey(
     { pool: database.pool, clock, checkRequester: (w, m) => checkKeyRequester(eventStore, w, m) },
     { workspaceId, memberId: ownerId, scopes: issuableScopes, name: demoKeyName },
@@ -47,8 +52,12 @@ export async function prepareDemo(services: Services): Promise<DemoSession> {
     { pool: database.pool, clock, checkMember: (w, m) => checkSignInMember(eventStore, w, m) },
     { workspaceId, memberId: ownerId },
   );
+  const previous =
+    revoked.length === 0
+      ? ''
+      : `  The demo key of the previous start (${revoked.map((prefix) => `${prefix}…`).join(', ')}) is revoked: it now answers 401. Use this one.\n`;
   process.stderr.write(
-    `\n  Demo workspace ${workspaceId}\n  Demo API key (shown once): ${issued.key}\n  Scopes: ${issued.scopes.join(', ')}\n\n`,
+    `\n  Demo workspace ${workspaceId}\n  Demo API key (shown once): ${issued.key}\n  Scopes: ${issued.scopes.join(', ')}\n${previous}\n`,
   );
   return { key: issued.key, workspaceId, memberId: ownerId, ...signIn };
 }

@@ -1,3 +1,4 @@
+import { Gauge, type Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Readiness } from '../api/healthRoutes.js';
@@ -74,4 +75,20 @@ export function cachedFor<T>(ttlMs: number, load: () => Promise<T>): () => Promi
     });
     return value;
   };
+}
+
+/**
+ * `supply_ready`: 1 when the process would answer /readyz with 200, checked at scrape time, so
+ * that an alert can see a process that serves but is not ready (database away, projections behind).
+ */
+export function registerReadinessMetric(registry: Registry, readiness: () => Promise<Readiness>): void {
+  new Gauge({
+    name: 'supply_ready',
+    help: '1 when this process is ready (what /readyz answers 200 to), 0 otherwise',
+    registers: [registry],
+    async collect() {
+      const current = await readiness().catch((): Readiness => ({ ready: false, checks: {} }));
+      this.set(current.ready ? 1 : 0);
+    },
+  });
 }

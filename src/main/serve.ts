@@ -2,18 +2,21 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { allProjections } from '../../projections/index.js';
 import { createApp } from '../api/createApp.js';
+import { createHttpMetrics } from '../api/httpMetrics.js';
 import { listen } from '../api/listen.js';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { bulkLoadOf } from '../projecting/bulkLoad.js';
+import { embeddedHost, recordHttpPort } from '../platform/embeddedHostRecord.js';
+import { checkPortFree, portError } from '../platform/portCheck.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
 import type { DemoSession } from './demo.js';
-import { cachedFor, createReadiness } from './readiness.js';
+import { cachedFor, createReadiness, registerReadinessMetric } from './readiness.js';
 import { openServices } from './services.js';
 
 export const allRoles = ['api', 'projector', 'worker'] as const;
@@ -31,6 +34,13 @@ export type ServeOptions = { port: number; roles: readonly Role[]; demo: boolean
  * and closes the database. Resolves with the exit code.
  */
 export async function serve(config: Config, logger: Logger, clock: Clock, options: ServeOptions): Promise<number> {
+  // Before anything else starts (migrations, projector, worker): a busy port fails at once.
+  const portHolder = async () => {
+    if (config.databaseUrl !== undefined) return undefined;
+    const host = await embeddedHost(config.dataDir);
+    return host?.httpPort === options.port ? `process ${host.pid} (the supply-api serving DATA_DIR ${config.dataDir})` : undefined;
+  };
+  await checkPortFree(options.port, portHolder);
   const services = await openServices(config, logger, clock, { mustHostEmbedded: true });
   let server: Server | undefined;
   let projector: Projector | undefined;
@@ -46,6 +56,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     const { pool } = services.database;
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
+    const httpMetrics = createHttpMetrics(registry);
     let serverUrl = `http://localhost:${options.port}`;
     if (options.roles.includes('api') || options.roles.includes('worker')) {
       exports = await composeExports(config, logger, pool, {
@@ -71,20 +82,27 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       });
     }
     if (options.roles.includes('api') && exports !== undefined) {
-      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl });
+      api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl, httpMetrics });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
+    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report);
+    registerReadinessMetric(registry, readiness);
     const app = createApp({
-      readiness: createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report),
+      readiness,
       metrics: registry,
+      httpMetrics,
       logger,
       errorTypeBase: config.errorTypeBase,
       trustProxy: config.trustProxy,
       ...(api === undefined ? {} : { api }),
     });
-    server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase });
+    server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase }).catch(async (error: unknown) => {
+      // Taken since the check (another process started meanwhile).
+      throw error instanceof Error && 'code' in error ? await portError(options.port, error as NodeJS.ErrnoException, portHolder) : error;
+    });
     const address = server.address();
     if (typeof address === 'object' && address !== null) serverUrl = `http://localhost:${address.port}`;
+    if (services.database.kind === 'pglite' && typeof address === 'object' && address !== null) await recordHttpPort(config.dataDir, address.port);
     if (demoModule !== undefined && demo !== undefined && api?.assistant !== undefined) demoModule.printAssistantSignIn(demo, config.publicBaseUrl ?? serverUrl);
     logger.info({ port: typeof address === 'object' && address ? address.port : options.port, roles: options.roles }, 'serving');
   } catch (error) {

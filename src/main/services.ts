@@ -5,6 +5,7 @@ import type { Clock } from '../platform/clock.js';
 import { openDatabase, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { migrate } from '../platform/migrate.js';
+import { namingSetting } from '../platform/startupErrors.js';
 
 /** The composition root's shared parts: database (migrated), event store, clock, logger. */
 export type Services = {
@@ -22,10 +23,17 @@ export async function openServices(
   clock: Clock,
   options: { mustHostEmbedded?: boolean } = {},
 ): Promise<Services> {
+  const { eventStoreUrl } = config;
   const database = await openDatabase(config, logger, { mustHostEmbedded: options.mustHostEmbedded ?? false });
   try {
     await migrate(database.pool, logger);
     const eventStore = await createEventStore({ config, database, logger });
+    if (eventStoreUrl !== undefined) {
+      await namingSetting('EVENTSTORE_URL', 'EventStoreDB', eventStoreUrl, () => eventStore.head()).catch(async (error: unknown) => {
+        await eventStore.close();
+        throw error;
+      });
+    }
     return {
       config,
       logger,

@@ -24,6 +24,8 @@ export type McpDependencies = OperationServices & {
   readonly logger: Logger;
   readonly errorTypeBase: string;
   readonly version: string;
+  /** Counts each tool call and how it ended (metrics). */
+  readonly observeToolCall?: (tool: string, outcome: 'ok' | 'error') => void;
 };
 
 export const approvalPolicyResource = {
@@ -145,6 +147,15 @@ class JsonRpcError extends Error {
   }
 }
 
+/** A tool's handler whose calls are counted by outcome. */
+function observed(deps: McpDependencies, tool: string, handler: (args: Record<string, unknown>) => Promise<CallToolResult>) {
+  return async (args: Record<string, unknown>): Promise<CallToolResult> => {
+    const result = await handler(args);
+    deps.observeToolCall?.(tool, result.isError === true ? 'error' : 'ok');
+    return result;
+  };
+}
+
 /**
  * The MCP server of one request (the transport is stateless): the tools and the approval-policy
  * resource, acting for the signed-in member. Every tool is registered (a call of one the member may
@@ -176,7 +187,7 @@ export function createMcpServer(deps: McpDependencies, catalogue: ToolCatalogue,
         outputSchema: tool.operation.response,
         annotations: toolAnnotations,
       },
-      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+      observed(deps, tool.name, async (args: Record<string, unknown>): Promise<CallToolResult> => {
         const scope = tool.operation.scope;
         if (scope !== null && !mayUseScope(principal, scope)) return failed(new ApiError('common.forbidden'), tool.name);
         const overBudget = await spend();
@@ -206,7 +217,7 @@ export function createMcpServer(deps: McpDependencies, catalogue: ToolCatalogue,
           deps.logger.error({ err: error, requestId, tool: tool.name, tenant: principal.tenantId }, 'tool call failed');
           return failed(new ApiError('common.internal_error'), tool.name);
         }
-      },
+      }),
     );
   }
 

@@ -7,6 +7,9 @@ import {
 } from 'slonik';
 import type { Config } from '../config/config.js';
 import type { Logger } from './logger.js';
+import { namingSetting } from './startupErrors.js';
+import { sql } from './sql.js';
+import { z } from 'zod';
 import { createResilientPgDriverFactory } from './resilientDriver.js';
 import { createResultParserInterceptor } from './resultParser.js';
 
@@ -41,9 +44,21 @@ export type OpenDatabaseOptions = {
 };
 
 export async function openDatabase(config: Config, logger: Logger, options: OpenDatabaseOptions = {}): Promise<Database> {
-  if (config.databaseUrl) {
-    const pool = await createDatabasePool(config.databaseUrl, options.maximumPoolSize ?? 10, 'postgres');
-    return { pool, kind: 'postgres', connectionUri: config.databaseUrl, close: () => pool.end() };
+  const databaseUrl = config.databaseUrl;
+  if (databaseUrl) {
+    // A first statement now makes an unreachable or misconfigured database fail here, with an
+    // error naming DATABASE_URL, rather than deep inside a command.
+    const pool = await namingSetting('DATABASE_URL', 'PostgreSQL', databaseUrl, async () => {
+      const opened = await createDatabasePool(databaseUrl, options.maximumPoolSize ?? 10, 'postgres');
+      try {
+        await opened.oneFirst(sql.type(z.object({ reachable: z.boolean() }))`SELECT true AS reachable`);
+        return opened;
+      } catch (error) {
+        await opened.end();
+        throw error;
+      }
+    });
+    return { pool, kind: 'postgres', connectionUri: databaseUrl, close: () => pool.end() };
   }
   // Loaded only when needed: PGlite costs tens of megabytes a process with DATABASE_URL never uses.
   const { openEmbeddedDatabase } = await import('./pgliteHost.js');

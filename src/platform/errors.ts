@@ -24,23 +24,22 @@ export type ProblemCode = keyof typeof problemStatuses;
 export const problemCodes = Object.keys(problemStatuses) as ProblemCode[];
 
 /** Why a request was invalid: each has a detail that helps the caller fix it (in the catalogue). */
-export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body', 'parameters'] as const;
+export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'date_plus', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body', 'parameters'] as const;
 export type InvalidRequestCause = (typeof invalidRequestCauses)[number];
 
 /**
  * The one error type of the service's answers (/v1, downloads, the assistant's tools): a stable
- * specification code, mapped to a problem document in one place (src/api/problems). `cause` and
- * `parameter` only refine the human detail.
+ * specification code, mapped to a problem document in one place (src/api/problems). `cause`,
+ * `name` and `allowed` (the values an enum parameter takes) only refine the human detail.
  */
+export type InvalidRequest = { readonly cause: InvalidRequestCause; readonly name?: string; readonly allowed?: readonly string[] };
+
 export class ApiError extends Error {
   readonly code: ProblemCode;
-  readonly invalid: { readonly cause: InvalidRequestCause; readonly name?: string } | undefined;
+  readonly invalid: InvalidRequest | undefined;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(
-    code: ProblemCode,
-    options: { invalid?: { cause: InvalidRequestCause; name?: string }; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ProblemCode, options: { invalid?: InvalidRequest; headers?: Record<string, string> } = {}) {
     super(code);
     this.name = 'ApiError';
     this.code = code;
@@ -49,6 +48,6 @@ export class ApiError extends Error {
   }
 }
 
-export function invalidRequest(cause: InvalidRequestCause, name?: string): ApiError {
-  return new ApiError('common.invalid_request', { invalid: name === undefined ? { cause } : { cause, name } });
+export function invalidRequest(cause: InvalidRequestCause, name?: string, allowed?: readonly string[]): ApiError {
+  return new ApiError('common.invalid_request', { invalid: { cause, ...(name === undefined ? {} : { name }), ...(allowed === undefined ? {} : { allowed }) } });
 }

@@ -5,6 +5,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { keepExtendedQueryBatchesTogether } from './pgliteQueueAffinity.js';
 import type { Logger } from './logger.js';
+import { heldBy, isAlive, readHostRecord, type HostRecord } from './embeddedHostRecord.js';
+import { StartupError } from './startupErrors.js';
 import { acceptsConnections } from './tcpProbe.js';
 
 /**
@@ -19,7 +21,6 @@ export type EmbeddedDatabase = {
   close(): Promise<void>;
 };
 
-type HostRecord = { pid: number; port: number };
 
 const maxConnections = 24;
 
@@ -41,6 +42,8 @@ export async function openEmbeddedDatabase(
       if (!options.mustHost) {
         return { connectionUri: uriFor(host.port), hosted: false, close: async () => {} };
       }
+      // Only one process can host it, and this one must (serve): waiting would be waiting for that one to stop.
+      throw new StartupError(`${heldBy(dir, host)}; stop that process (or use it: it serves this DATA_DIR), or give this one another DATA_DIR or a DATABASE_URL`);
     } else if (await tryCreateLock(lockFile)) {
       try {
         return await hostDatabase(dir, hostFile, lockFile, logger);
@@ -51,13 +54,14 @@ export async function openEmbeddedDatabase(
     } else {
       await clearStaleLock(lockFile);
     }
+    const opener = await lockHolder(lockFile);
     if (Date.now() > deadline) {
-      throw new Error(
-        `the embedded database in ${dir} is held by another process (see ${hostFile}); stop it or set DATABASE_URL`,
+      throw new StartupError(
+        `the embedded database in ${dir} is still being opened by ${opener === undefined ? 'another process' : `process ${opener}`} after ${Math.round((options.waitMs ?? 60_000) / 1000)} s; stop it, or set another DATA_DIR or a DATABASE_URL`,
       );
     }
     if (!announcedWait) {
-      logger.info({ dir }, 'waiting for the embedded database held by another process');
+      logger.info({ dir, pid: opener }, `waiting for ${opener === undefined ? 'another process' : `process ${opener}`}, which is opening the embedded database`);
       announcedWait = true;
     }
     await delay(150);
@@ -90,6 +94,15 @@ async function hostDatabase(dir: string, hostFile: string, lockFile: string, log
   };
 }
 
+async function lockHolder(lockFile: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(lockFile, 'utf8')).trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function listeningPort(server: PGLiteSocketServer): number {
   const connectionString = server.getServerConn();
   const port = Number(connectionString.split(':').pop());
@@ -101,25 +114,6 @@ function listeningPort(server: PGLiteSocketServer): number {
 
 function uriFor(port: number): string {
   return `postgres://postgres@127.0.0.1:${port}/postgres?sslmode=disable`;
-}
-
-async function readHostRecord(file: string): Promise<HostRecord | undefined> {
-  try {
-    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
-    if (
-      typeof parsed === 'object' &&
-      parsed !== null &&
-      'pid' in parsed &&
-      'port' in parsed &&
-      typeof parsed.pid === 'number' &&
-      typeof parsed.port === 'number'
-    ) {
-      return { pid: parsed.pid, port: parsed.port };
-    }
-    return undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function tryCreateLock(lockFile: string): Promise<boolean> {
@@ -142,15 +136,6 @@ async function clearStaleLock(lockFile: string): Promise<void> {
     }
   } catch {
     // The lock vanished between the two calls: the next round decides again.
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrno(error) && error.code === 'EPERM';
   }
 }
 

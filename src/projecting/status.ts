@@ -164,12 +164,13 @@ export async function waitForProjections(
   eventStore: EventStore,
   projections: readonly Projection[],
   timeoutSeconds: number,
-  options: { readonly pollMs?: number; readonly atLeast?: LogPosition } = {},
+  options: { readonly pollMs?: number; readonly atLeast?: LogPosition; readonly onReport?: (report: ProjectionsReport) => void } = {},
 ): Promise<ProjectionsReport> {
   const pollMs = options.pollMs ?? 200;
   const deadline = performance.now() + timeoutSeconds * 1000;
   for (;;) {
     const report = await projectionsReport(db, eventStore, projections);
+    options.onReport?.(report);
     if (report.projections.every((p) => p.state === 'live') && (await reachedPosition(db, projections, options.atLeast))) return report;
     if (performance.now() >= deadline) throw new ProjectionsWaitTimeout(report, timeoutSeconds);
     await sleep(pollMs);

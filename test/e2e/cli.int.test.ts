@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,6 +73,24 @@ describe('the command line without a database', () => {
     expect(result.stderr.trim()).toBe('supply-api: Invalid setting DATABASE_URL: must start with postgres:// or postgresql:// (postgres://user@host:5432/db)');
   });
 
+  test('serve checks its port before anything else, and a database it cannot reach is named by its setting', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      // The database is unreachable too: the port is what it reports, so it was checked first.
+      const busy = await runCli(['serve', '--port', String(port)], { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/supply' });
+      expect(busy.code).toBe(1);
+      expect(busy.stderr.trim()).toBe(`supply-api: error: port ${port} is already in use by another process: stop it, or choose another port with --port N or PORT=N`);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    const refused = await runCli(['migrate'], { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/supply' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^supply-api: error: cannot use PostgreSQL at DATABASE_URL=postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/supply: .*ECONNREFUSED/);
+    expect(refused.stderr).not.toContain('s3cret');
+  });
+
   test('a bad argument names the argument', async () => {
     const result = await runCli(['seed', '--tenants', 'two']);
     expect(result.code).toBe(2);
@@ -126,7 +145,7 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
 
   test('a key cannot carry a scope no key may hold, nor be issued for a stranger', async () => {
     const forbidden = await runCli(['keys', 'issue', '--workspace', 'ws_x', '--member', 'mem_x', '--scopes', 'orders.value:read'], env);
-    expect(forbidden.code).toBe(1);
+    expect(forbidden.code).toBe(2);
     expect(forbidden.stderr).toMatch(/no API key can hold the scope orders.value:read/);
     const unknownWorkspace = await runCli(['keys', 'issue', '--workspace', 'ws_nobody', '--member', 'mem_x', '--scopes', 'orders:read'], env);
     expect(unknownWorkspace.code).toBe(1);
@@ -134,6 +153,7 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
   });
 });
 
+// Each PGlite boot (WebAssembly) takes seconds, tens of seconds on a busy machine: these tests boot it several times.
 describe('the command line on embedded PGlite', () => {
   const dataDir = useTemporaryDataDir('supply-cli-');
 
@@ -157,7 +177,7 @@ describe('the command line on embedded PGlite', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-  });
+  }, 180_000);
 });
 
 describe('the quick start: serve --demo on embedded PGlite', () => {
@@ -166,7 +186,7 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
   const demoKey = /Demo API key \(shown once\): (svc_test_[0-9A-Za-z]{24}_[0-9A-Za-z]{4})/;
   const listening = /"port":(\d+),"roles":\["api","projector","worker"\],"msg":"serving"/;
 
-  async function startDemo(): Promise<{ key: string; port: number; stop: () => Promise<number | null> }> {
+  async function startDemo(): Promise<{ key: string; port: number; output: () => string; stop: () => Promise<number | null> }> {
     const server = await startCli(['serve', '--demo', '--port', '0'], { DATA_DIR: dataDir() }, listening);
     const key = demoKey.exec(server.output())?.[1];
     const port = Number(listening.exec(server.output())?.[1]);
@@ -174,13 +194,17 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     // Beside the key: how to sign in to the assistant endpoint, at the port actually bound.
     expect(server.output()).toContain(`Assistant endpoint (MCP, OAuth sign-in): http://localhost:${port}/mcp`);
     expect(server.output()).toMatch(/the sign-in code [0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4} \(member /);
-    return { key, port, stop: server.stop };
+    return { key, port, output: server.output, stop: server.stop };
   }
 
   test('seeds once, prints a fresh demo key on every start and revokes the previous one', async () => {
     const first = await startDemo();
     const health = await fetch(`http://127.0.0.1:${first.port}/healthz`);
     expect(health.status).toBe(200);
+    // A second serve of the same DATA_DIR stops at once, naming the process that holds its database and its port.
+    const held = await runCli(['serve', '--port', '0'], { DATA_DIR: dataDir() });
+    expect(held.code).toBe(1);
+    expect(held.stderr).toMatch(new RegExp(`held by process \\d+, supply-api serving HTTP on port ${first.port} \\(the database itself on 127\\.0\\.0\\.1:\\d+\\)`));
     const waited = await runCli(['projections', 'wait', '--timeout', '60'], { DATA_DIR: dataDir() });
     expect(waited.code, waited.stderr).toBe(0);
     expect(await (await fetch(`http://127.0.0.1:${first.port}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', projections: 'caught_up' } });
@@ -228,6 +252,8 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     const second = await startDemo();
     try {
       expect(second.key).not.toBe(first.key);
+      expect(second.output()).toContain(`The demo key of the previous start (${first.key.slice(0, 12)}…) is revoked: it now answers 401.`);
+      expect(second.output()).not.toContain(first.key.slice(12));
       const base = `http://127.0.0.1:${second.port}`;
       expect((await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${first.key}` } })).status).toBe(401);
       // The signing secret was generated once and kept in the database: the first process's cursor still reads.
@@ -250,6 +276,6 @@ describe('the quick start: serve --demo on embedded PGlite', () => {
     } finally {
       expect(await second.stop()).toBe(0);
     }
-  });
+  }, 180_000);
 });
 

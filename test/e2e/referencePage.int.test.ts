@@ -46,7 +46,7 @@ describe.skipIf(!haveChromium)('the reference page in a real browser', () => {
     await bed?.close();
   });
 
-  test('renders every operation from /openapi.json, loads nothing from another host, and a "try it" request with the typed key answers 200', async () => {
+  test('renders every operation from /openapi.json, loads nothing from another host, links nowhere outside, and a "try it" request with the typed key answers 200', async () => {
     const page = await browser.newPage();
     const foreign: string[] = [];
     const problems: string[] = [];
@@ -63,16 +63,25 @@ describe.skipIf(!haveChromium)('the reference page in a real browser', () => {
     await page.getByText('List orders').first().waitFor({ timeout: 30_000 });
     const text = await page.locator('body').innerText();
     for (const operation of v1Operations) expect(text, operation.operationId).toContain(operation.summary);
+    // No link or button leads to another site: links stay on this origin (or write to support).
+    const hrefs = await page.$$eval('a[href]', (anchors) => anchors.map((anchor) => (anchor as unknown as { href: string }).href));
+    expect(hrefs.length).toBeGreaterThan(0);
+    expect(hrefs.filter((href) => !href.startsWith(`${bed.baseUrl}/`) && !href.startsWith('mailto:'))).toEqual([]);
+    const formTargets = await page.$$eval('form[action]', (forms, origin) => forms.map((form) => (form as unknown as { action: string }).action).filter((action) => !action.startsWith(origin)), bed.baseUrl);
+    expect(formTargets).toEqual([]);
 
-    await page.getByPlaceholder('Token').first().fill(key);
+    await page.getByRole('button', { name: /authorize/i }).first().click();
+    await page.locator('.dialog-ux input[type="text"], .dialog-ux input[type="password"]').first().fill(key);
+    await page.locator('.dialog-ux .auth-btn-wrapper button.authorize').first().click();
+    await page.locator('.dialog-ux .auth-btn-wrapper button.btn-done').first().click();
     await page.getByText('Identity of the API key').first().click();
-    await page.getByRole('button', { name: /test request/i }).first().click();
+    await page.getByRole('button', { name: /try it out/i }).first().click();
     const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/me', { timeout: 30_000 });
-    await page.getByRole('button', { name: /^send/i }).first().click();
+    await page.getByRole('button', { name: /^execute$/i }).first().click();
     const response = await answered;
     expect(response.status()).toBe(200);
     expect(response.request().headers().authorization).toBe(`Bearer ${key}`);
-    await page.getByText('200 OK').first().waitFor({ timeout: 10_000 });
+    await page.locator('.live-responses-table .response-col_status').filter({ hasText: '200' }).first().waitFor({ timeout: 10_000 });
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();

@@ -4,23 +4,40 @@ import path from 'node:path';
 import { Router } from 'express';
 
 /**
- * `GET /docs`: the OpenAPI document of `GET /openapi.json` rendered by Scalar's API reference (its
- * standalone browser bundle, served from node_modules by this service: no CDN, works offline).
- * Its "Test Request" client sends requests to this service with the key typed into its
- * authentication field; the key stays in the page (not persisted).
+ * `GET /docs`: the OpenAPI document of `GET /openapi.json` rendered by Swagger UI (the
+ * `swagger-ui-dist` bundle, served from node_modules by this service: no CDN, works offline). Its
+ * "Authorize" dialog takes the key and "Try it out" sends requests to this service with it; the
+ * key stays in the page (not persisted).
+ *
+ * Swagger UI rather than Scalar's reference: Scalar's current packages want Node 22 (two dozen
+ * engine warnings on install under Node 20), weigh about 180 MB installed against 12 MB, and
+ * each release brings buttons that lead to its hosted services. Nothing on this page leaves
+ * the origin: no topbar (its logo links out), no validator badge (it loads from another host),
+ * no document URL taken from the page's query string.
  */
 export function referencePage(): Router {
   const router = Router({ strict: true });
-  // Read once, on the first request for it (4 MB that most API processes never serve).
-  let bundle: Buffer | undefined;
+  // Read once, on the first request for each (about 2 MB that most API processes never serve).
+  const assets = new Map<string, Buffer>();
+  const asset = (file: string): Buffer => {
+    let bytes = assets.get(file);
+    if (bytes === undefined) {
+      bytes = readFileSync(path.join(swaggerUiDirectory(), file));
+      assets.set(file, bytes);
+    }
+    return bytes;
+  };
   router.get('/docs', (_request, response) => {
     response.set('Content-Security-Policy', contentSecurityPolicy);
     response.type('html').send(page);
   });
-  router.get('/docs/assets/scalar.js', (_request, response) => {
-    bundle ??= readFileSync(scalarBundlePath());
+  router.get('/docs/assets/swagger-ui-bundle.js', (_request, response) => {
     response.set('Cache-Control', 'public, max-age=3600');
-    response.type('text/javascript').send(bundle);
+    response.type('text/javascript').send(asset('swagger-ui-bundle.js'));
+  });
+  router.get('/docs/assets/swagger-ui.css', (_request, response) => {
+    response.set('Cache-Control', 'public, max-age=3600');
+    response.type('text/css').send(asset('swagger-ui.css'));
   });
   router.get('/docs/assets/init.js', (_request, response) => {
     response.set('Cache-Control', 'public, max-age=3600');
@@ -29,21 +46,20 @@ export function referencePage(): Router {
   return router;
 }
 
-/** The package's standalone bundle (its `browser` entry), found next to its main entry. */
-function scalarBundlePath(): string {
-  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
-  return path.join(path.dirname(main), 'browser', 'standalone.js');
+/** The folder of the swagger-ui-dist package (it has no `exports`, so its package.json resolves). */
+function swaggerUiDirectory(): string {
+  return path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
-// Only this origin: the page, its scripts, the document and the requests the page tries.
+// Only this origin: the page, its scripts and styles, the document and the requests the page tries.
 const contentSecurityPolicy = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data:",
   "font-src 'self' data:",
   "connect-src 'self'",
-  "worker-src 'self' blob:",
+  "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
 
@@ -54,26 +70,30 @@ const page = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Dental Supply Read API reference</title>
 <link rel="icon" href="data:,">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
 <div id="app"></div>
-<script src="/docs/assets/scalar.js"></script>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/init.js"></script>
 </body>
 </html>
 `;
 
-// Everything that would reach another host is off: web fonts, telemetry, the hosted client, the AI agent.
+// BaseLayout: no topbar. validatorUrl null: no badge fetched from the validator service.
+// queryConfigEnabled false: the page never loads a document named in its own URL.
 const configuration = {
   url: '/openapi.json',
-  withDefaultFonts: false,
-  telemetry: false,
-  hideClientButton: true,
-  showDeveloperTools: 'never',
-  agent: { disabled: true },
-  persistAuth: false,
-  defaultOpenAllTags: true,
-  authentication: { preferredSecurityScheme: 'apiKey' },
+  dom_id: '#app',
+  layout: 'BaseLayout',
+  deepLinking: true,
+  validatorUrl: null,
+  queryConfigEnabled: false,
+  persistAuthorization: false,
+  displayRequestDuration: true,
+  docExpansion: 'list',
+  defaultModelsExpandDepth: 0,
+  tryItOutEnabled: false,
 };
 
-const init = `Scalar.createApiReference('#app', ${JSON.stringify(configuration)});\n`;
+const init = `window.ui = SwaggerUIBundle(${JSON.stringify(configuration)});\n`;

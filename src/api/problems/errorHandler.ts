@@ -34,8 +34,12 @@ function knownError(error: unknown): ApiError | undefined {
   // Express's router reports a path segment that is not valid percent-encoding as a URIError:
   // such a path names nothing, like any unknown path.
   if (error instanceof URIError) return new ApiError('common.not_found');
+  // Errors of the body reader (body-parser, through Express) carry a `type`, a client-error
+  // `status` and an English message: only the code is kept, the message never reaches the answer.
   const type = typeof error === 'object' && error !== null && 'type' in error ? (error as { type: unknown }).type : undefined;
-  if (type === 'entity.too.large') return new ApiError('common.payload_too_large');
-  if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') return invalidRequest('body');
+  const status = typeof error === 'object' && error !== null && 'status' in error ? (error as { status: unknown }).status : undefined;
+  if (type === 'entity.too.large' || status === 413) return new ApiError('common.payload_too_large');
+  if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported' || type === 'request.size.invalid' || status === 415) return invalidRequest('body');
+  if (type === 'request.aborted' || status === 400) return invalidRequest('http');
   return undefined;
 }

@@ -156,19 +156,24 @@ export const invalidRequestDetails = {
     pt: 'O cursor não pode ser lido. Envie o nextCursor da página anterior desta operação exatamente como recebido.',
   },
   status: {
-    en: 'The query parameter "status" must be one of the documented status values.',
-    es: 'El parámetro de consulta "status" debe ser uno de los valores de estado documentados.',
-    pt: 'O parâmetro de consulta "status" deve ser um dos valores de status documentados.',
+    en: 'The query parameter "status" must be one of: {allowed}.',
+    es: 'El parámetro de consulta "status" debe ser uno de: {allowed}.',
+    pt: 'O parâmetro de consulta "status" deve ser um de: {allowed}.',
   },
   metric: {
-    en: 'The metric must be one of the documented metric keys.',
-    es: 'La métrica debe ser una de las claves de métrica documentadas.',
-    pt: 'A métrica deve ser uma das chaves de métrica documentadas.',
+    en: 'The metric must be one of: {allowed}.',
+    es: 'La métrica debe ser una de: {allowed}.',
+    pt: 'A métrica deve ser uma de: {allowed}.',
   },
   date: {
-    en: 'The query parameter "{name}" must be a UTC date (YYYY-MM-DD) or a date-time at 00:00 UTC.',
-    es: 'El parámetro de consulta "{name}" debe ser una fecha UTC (AAAA-MM-DD) o una fecha y hora a las 00:00 UTC.',
-    pt: 'O parâmetro de consulta "{name}" deve ser uma data UTC (AAAA-MM-DD) ou uma data e hora às 00:00 UTC.',
+    en: 'The query parameter "{name}" must be an ISO 8601 date or date-time: a date such as 2026-10-01 (or the week date 2026-W40-4, the ordinal date 2026-274, or 20261001), optionally with a time of day and Z or an offset, such as 2026-10-01T14:30:00Z or 2026-10-01T14:30:00+02:00 (without Z or an offset the time is UTC).',
+    es: 'El parámetro de consulta "{name}" debe ser una fecha o una fecha y hora ISO 8601: una fecha como 2026-10-01 (o la fecha de semana 2026-W40-4, la fecha ordinal 2026-274, o 20261001), con una hora del día opcional y Z o un desfase, como 2026-10-01T14:30:00Z o 2026-10-01T14:30:00+02:00 (sin Z ni desfase la hora es UTC).',
+    pt: 'O parâmetro de consulta "{name}" deve ser uma data ou uma data e hora ISO 8601: uma data como 2026-10-01 (ou a data de semana 2026-W40-4, a data ordinal 2026-274, ou 20261001), com uma hora do dia opcional e Z ou um deslocamento, como 2026-10-01T14:30:00Z ou 2026-10-01T14:30:00+02:00 (sem Z nem deslocamento a hora é UTC).',
+  },
+  date_plus: {
+    en: 'The query parameter "{name}" has a space where a date-time has the + of its offset: in a query string an unescaped + reads as a space. Write the + as %2B (for example 2026-10-01T14:30:00%2B02:00), or use Z.',
+    es: 'El parámetro de consulta "{name}" tiene un espacio donde una fecha y hora lleva el + de su desfase: en una cadena de consulta un + sin codificar se lee como un espacio. Escriba el + como %2B (por ejemplo 2026-10-01T14:30:00%2B02:00), o use Z.',
+    pt: 'O parâmetro de consulta "{name}" tem um espaço onde uma data e hora tem o + do seu deslocamento: numa query string um + não codificado é lido como um espaço. Escreva o + como %2B (por exemplo 2026-10-01T14:30:00%2B02:00), ou use Z.',
   },
   window: {
     en: 'The query parameter "from" must be earlier than "to".',

@@ -24,7 +24,8 @@ export type ProblemContext = {
 
 export function problemDocument(error: Pick<ApiError, 'code' | 'invalid'>, context: ProblemContext): ProblemDocument {
   const definition = problemCatalogue[error.code];
-  const refined = error.invalid ? invalidRequestDetails[error.invalid.cause][context.language].replace('{name}', error.invalid.name ?? '') : undefined;
+  const invalid = error.invalid;
+  const refined = invalid ? invalidRequestDetails[invalid.cause][context.language].replace('{name}', invalid.name ?? '').replace('{allowed}', (invalid.allowed ?? []).join(', ')) : undefined;
   return {
     type: `${context.errorTypeBase}/${error.code}`,
     title: definition.title[context.language],

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { redactedUrl } from '../../platform/startupErrors.js';
 import type { Logger } from '../../platform/logger.js';
 import { quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
 import { consumeOne, defaultBudgetKeyPrefix, refundOne, type Limit, type Limits, type LimitSpec, type RequestBudget, type RequestBudgetOptions } from './requestBudget.js';
@@ -76,8 +77,8 @@ function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
     down: (err) => {
       settleFirstAttempt();
       logger.warn(
-        { store: 'redis', err },
-        'rate limit store unreachable: Redis is down, request budgets are counted per process until it is back',
+        { store: 'redis', err, setting: 'REDIS_URL' },
+        `rate limit store unreachable at REDIS_URL=${redactedUrl(redisUrl)}: request budgets are counted per process until it is back`,
       );
     },
     up: (afterOutage) => {

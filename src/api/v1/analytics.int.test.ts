@@ -87,6 +87,36 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     expect(b.evidenceId).toBe(a.evidenceId);
   });
 
+  test('a bad date names the forms accepted, an offset whose + arrived as a space gets the %2B hint, and forms outside them are refused', async () => {
+    const bad = await invalid('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-13-01');
+    expect(bad.detail).toBe(
+      'The query parameter "from" must be an ISO 8601 date or date-time: a date such as 2026-10-01 (or the week date 2026-W40-4, the ordinal date 2026-274, or 20261001), optionally with a time of day and Z or an offset, such as 2026-10-01T14:30:00Z or 2026-10-01T14:30:00+02:00 (without Z or an offset the time is UTC).',
+    );
+    const spanish = await bed.request('/v1/analytics/consumption-trend?to=mañana', { key, headers: { 'accept-language': 'es' } });
+    expect((spanish.body as Json).detail).toContain('"to" debe ser una fecha o una fecha y hora ISO 8601');
+    // An unescaped + is a space by the time the query is read: the hint says to write %2B.
+    for (const path of ['/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T14:30:00+02:00', '/v1/analytics/consumption-trend?to=2026-10-08T00:00+0200']) {
+      const plus = await invalid(path);
+      expect(plus.detail).toMatch(/^The query parameter "(from|to)" has a space where a date-time has the \+ of its offset/);
+      expect(plus.detail).toContain('2026-10-01T14:30:00%2B02:00');
+    }
+    const portuguese = await bed.request('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T14:30+02', { key, headers: { 'accept-language': 'pt' } });
+    expect((portuguese.body as Json).detail).toContain('Escreva o + como %2B');
+    // Not dates here: reduced precision, an hour alone, 24:00, expanded years, mixed formats, a zone without a time.
+    for (const value of ['2026', '2026-10', '2026-W40', '2026-10-01T14', '2026-10-01T24:00', '%2B002026-10-01', '2026-10-01T1430Z', '20261001T14:30Z', '2026-10-01Z', '2026-w40-4', '2026-10-01 14:30']) {
+      expect((await invalid(`/v1/analytics/metrics/ORDER_CYCLE_TIME?from=${value}`)).detail, value).toMatch(/must be an ISO 8601 date or date-time/);
+    }
+  });
+
+  test('an enum outside its values lists the values: order and delivery statuses, metric keys', async () => {
+    expect((await invalid('/v1/orders?status=shipped')).detail).toBe(
+      'The query parameter "status" must be one of: draft, submitted, pending_approval, approved, rejected, cancelled, allocated, picking, dispatched, delivered, exception, received, partially_fulfilled, closed.',
+    );
+    expect((await invalid('/v1/analytics/metrics/low_stock')).detail).toBe(`The metric must be one of: ${metricKeys.join(', ')}.`);
+    const spanish = await bed.request('/v1/analytics/metrics/low_stock', { key, headers: { 'accept-language': 'es' } });
+    expect((spanish.body as Json).detail).toBe(`La métrica debe ser una de: ${metricKeys.join(', ')}.`);
+  });
+
   test('from and to take any ISO 8601 date or date-time; the window is the whole UTC days that cover them', async () => {
     const windowOf = async (query: string) => (await get(`/v1/analytics/metrics/ORDER_CYCLE_TIME?${query}`)).window;
     const days = { from: '2026-10-01T00:00:00.000Z', to: '2026-10-08T00:00:00.000Z' };

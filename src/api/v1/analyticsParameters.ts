@@ -4,33 +4,56 @@ import { z } from '../../platform/zodOpenApi.js';
 import { invalidRequest } from '../../platform/errors.js';
 import { couldExist, maxIdLength } from './parameters.js';
 
-/** A date first: luxon would also read a bare time of day as one on the day of the request. */
-const startsWithDate = /^[+-]?\d{4}/;
+const hours = '(?:[01]\\d|2[0-3])';
+const minutes = '[0-5]\\d';
+const fraction = '(?:[.,]\\d{1,9})?';
+const zone = `(?:[Zz]|[+-]${hours}(?::?${minutes})?)?`;
+/** Extended format: 2026-10-01, 2026-W40-4, 2026-274, each optionally with T14:30[:00[.000]] and Z or an offset. */
+const extendedForm = `\\d{4}-(?:\\d{2}-\\d{2}|W\\d{2}-\\d|\\d{3})(?:[Tt]${hours}:${minutes}(?::${minutes}${fraction})?${zone})?`;
+/** Basic format: 20261001, 2026W404, 2026274, each optionally with T1430[00[.000]] and Z or an offset. */
+const basicForm = `\\d{4}(?:\\d{4}|W\\d{3}|\\d{3})(?:[Tt]${hours}${minutes}(?:${minutes}${fraction})?${zone})?`;
 
 /**
- * `from`/`to`: any ISO 8601 date or date-time (calendar, ordinal or week date, extended or basic
- * format, any time of day, with `Z` or an offset; without one, UTC), read as the instant it names.
- * `resolveWindow` turns the instants into whole UTC days.
+ * The forms `from` and `to` accept, and no others: ISO 8601 complete dates (calendar, week or
+ * ordinal; extended or basic format, not mixed), optionally with a time of day of at least hours
+ * and minutes and `Z` or an offset (without one, UTC). Reduced precision (`2026`, `2026-10`,
+ * `2026-W40`), hour-only times, `24:00`, expanded years and leap seconds are not dates here.
+ * Recorded as the parameters' `pattern`; the calendar itself (30 February, week 53) is luxon's.
+ */
+export const windowBoundPattern = `^(?:${extendedForm}|${basicForm})$`;
+const windowBoundForm = new RegExp(windowBoundPattern);
+
+/** The instant a `from`/`to` value names (ISO 8601 text in UTC), or undefined when it is not one of the accepted forms. */
+export function windowBoundInstant(value: string): string | undefined {
+  if (value.length > 64 || !windowBoundForm.test(value)) return undefined;
+  const instant = DateTime.fromISO(value, { zone: 'utc' });
+  return instant.isValid ? (instant.toUTC().toISO() ?? undefined) : undefined;
+}
+
+/**
+ * `from`/`to` (see `windowBoundPattern`), read as the instant they name; `resolveWindow` turns
+ * the instants into whole UTC days. A value that would be valid with a `+` where it has a space
+ * (an offset's `+` sent unescaped, which a query string reads as a space) gets the `%2B` hint.
  */
 export function windowBoundParameter(which: 'from' | 'to') {
   return z
     .string()
     .max(64)
-    .regex(startsWithDate)
     .transform((value, context) => {
-      const instant = DateTime.fromISO(value, { zone: 'utc' });
-      if (!instant.isValid) {
-        context.addIssue({ code: z.ZodIssueCode.custom, message: 'not an ISO 8601 date or date-time' });
-        return z.NEVER;
-      }
-      return instant.toUTC().toISO();
+      const instant = windowBoundInstant(value);
+      if (instant !== undefined) return instant;
+      const unescapedPlus = value.includes(' ') && windowBoundInstant(value.replaceAll(' ', '+')) !== undefined;
+      context.addIssue({ code: z.ZodIssueCode.custom, message: 'not an accepted ISO 8601 date or date-time', params: { cause: unescapedPlus ? 'date_plus' : 'date' } });
+      return z.NEVER;
     })
     .optional()
     .openapi({
+      pattern: windowBoundPattern,
       description:
-        which === 'from'
-          ? 'Start of the window: any ISO 8601 date or date-time, for example `2026-10-01`, `2026-10-01T14:30:00+02:00` or `2026-W40-4` (a date-time without an offset is UTC). Figures cover whole UTC days: the window starts at 00:00 UTC of the UTC day that holds this instant. Must be earlier than `to`. Default: 29 days before the UTC day of the request.'
-          : 'End of the window (exclusive), in the same forms as `from`. Figures cover whole UTC days: an instant at exactly 00:00 UTC ends the window there; any other instant extends it to the end of its UTC day (the next 00:00 UTC). Default: the day after the UTC day of the request, so that today so far is included.',
+        (which === 'from'
+          ? 'Start of the window: an instant. Figures cover whole UTC days: the window starts at 00:00 UTC of the UTC day that holds this instant. Must be earlier than `to`. Default: 29 days before the UTC day of the request.'
+          : 'End of the window (exclusive): an instant. Figures cover whole UTC days: an instant at exactly 00:00 UTC ends the window there; any other instant extends it to the end of its UTC day (the next 00:00 UTC). Default: the day after the UTC day of the request, so that today so far is included.') +
+        ' Accepted forms (ISO 8601): a calendar date `2026-10-01`, a week date `2026-W40-4` or an ordinal date `2026-274`, in extended format or in basic format (`20261001`, `2026W404`, `2026274`), optionally followed by `T` and a time of day with hours and minutes, optionally seconds and a fraction (`T14:30`, `T14:30:00.500`; basic `T1430`, `T143000`), and `Z` or an offset (`+02:00`, `+0200`, `+02`). Without `Z` or an offset the time is UTC; a date alone is 00:00 UTC. Write the `+` of an offset as `%2B` in a query string (an unescaped `+` reads as a space). Not accepted: reduced precision (`2026`, `2026-10`, `2026-W40`), a time of hours alone, `24:00`, leap seconds, expanded years, and extended and basic format mixed in one value.',
       example: which === 'from' ? '2026-10-01' : '2026-11-01T00:00:00Z',
     });
 }

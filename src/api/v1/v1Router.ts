@@ -2,9 +2,9 @@ import type { AnalyticsCaps } from '../../config/analyticsCaps.js';
 import type { Clock } from '../../platform/clock.js';
 import express, { Router, type Request, type Response } from 'express';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import type { z } from 'zod';
-import { authenticateKey, type Principal } from '../../keys/keyAuthentication.js';
-import { hashKey, isWellFormedKey } from '../../keys/keyFormat.js';
+import { ZodDefault, ZodEffects, ZodEnum, ZodOptional, type z } from 'zod';
+import { checkKey, type KeyRefusal, type Principal } from '../../keys/keyAuthentication.js';
+import { hashKey, keyPrefix, keyShapeOf } from '../../keys/keyFormat.js';
 import type { PrincipalCache } from '../../keys/principalCache.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { isAccessRefused, slonikRowReader, type RowReader } from '../../platform/projectionReader.js';
@@ -70,8 +70,9 @@ export function v1Router(deps: V1Dependencies): Router {
     const path = expressPath(operation.path);
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), operation.method]);
     router[operation.method](path, (request: Request, response: Response) => {
+      stateOf(response).route = operation.path;
       // A key that fails its format or checksum is refused before a connection is even taken.
-      const presented = wellFormedKeyOf(request.headers.authorization);
+      const presented = wellFormedKeyOf(request.headers.authorization, response);
       return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
         operation.guardedReads === true
           ? serveGuardedOperation(deps, operation, presented, request, response)
@@ -81,7 +82,9 @@ export function v1Router(deps: V1Dependencies): Router {
   }
   for (const [path, methods] of methodsByPath) {
     const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
-    router.all(path, () => {
+    const template = `/v1${path.replace(/:(\w+)/g, '{$1}')}`;
+    router.all(path, (_request: Request, response: Response) => {
+      stateOf(response).route = template;
       throw new ApiError('common.method_not_allowed', { headers: { Allow: allow } });
     });
   }
@@ -128,8 +131,8 @@ async function serveOperation(
   request: Request,
   response: Response,
 ): Promise<void> {
-  const principal = await authenticateKey(db, presentedKey);
-  if (principal === undefined) throw new ApiError('api_keys.invalid');
+  const { principal, refusal } = await checkKey(db, presentedKey);
+  if (principal === undefined) throw keyRefused(response, refusal);
   stateOf(response).principal = principal;
   checkScopes(operation, principal);
   response.set(await spendBudget(deps, principal));
@@ -149,21 +152,21 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
   let entry = deps.principals.get(keyHash);
   const cached = entry !== undefined;
   if (entry === undefined) {
-    const checked = await authenticateKey(deps.db, presentedKey);
-    if (checked === undefined) throw new ApiError('api_keys.invalid');
-    entry = deps.principals.set(keyHash, checked);
+    const checked = await checkKey(deps.db, presentedKey);
+    if (checked.principal === undefined) throw keyRefused(response, checked.refusal);
+    entry = deps.principals.set(keyHash, checked.principal);
   }
   const { principal, readGuard } = entry;
   stateOf(response).principal = principal;
   let spent: Record<string, string> | undefined;
-  const refuse = async (): Promise<never> => {
+  const refuse = async (refusal: KeyRefusal): Promise<never> => {
     deps.principals.delete(keyHash);
     if (spent !== undefined) {
       await deps.budget.refund(principal.prefix);
       for (const name of Object.keys(spent)) response.removeHeader(name);
     }
     stateOf(response).principal = undefined;
-    throw new ApiError('api_keys.invalid');
+    throw keyRefused(response, refusal, spent !== undefined);
   };
   try {
     checkScopes(operation, principal);
@@ -175,12 +178,15 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
       // The full check on the pool has the last word: a refusal it does not confirm is logged
       // and the request is served the way unguarded operations are (check, then read, on one
       // connection), so that a valid key is never answered 401.
-      const confirmed = await authenticateKey(deps.db, presentedKey);
-      if (confirmed === undefined) return refuse();
+      const { principal: confirmed, refusal } = await checkKey(deps.db, presentedKey);
+      if (confirmed === undefined) return refuse(refusal);
       deps.logger.warn({ keyPrefix: principal.prefix, operationId: operation.operationId }, 'read guard refused a key that the full key check accepts');
       return deps.db.connect((db) => runHandler(deps, operation, { principal: confirmed, db, reads: slonikRowReader(db), readGuard: undefined }, request, response));
     }
-    if (cached && error instanceof ApiError && (await authenticateKey(deps.db, presentedKey)) === undefined) return refuse();
+    if (cached && error instanceof ApiError) {
+      const { refusal } = await checkKey(deps.db, presentedKey);
+      if (refusal !== undefined) return refuse(refusal);
+    }
     throw error;
   }
 }
@@ -215,10 +221,23 @@ function expressPath(openApiPath: string): string {
 }
 
 /** The key of `Authorization: Bearer <key>` (scheme in any case), or 401 when it is absent or not well formed. */
-function wellFormedKeyOf(header: string | undefined): string {
-  const presented = header === undefined ? undefined : /^bearer +(\S+)$/i.exec(header)?.[1];
-  if (presented === undefined || !isWellFormedKey(presented)) throw new ApiError('api_keys.invalid');
+function wellFormedKeyOf(header: string | undefined, response: Response): string {
+  if (header === undefined) throw keyRefused(response, { reason: 'missing' });
+  const presented = /^bearer +(\S+)$/i.exec(header)?.[1];
+  if (presented === undefined) throw keyRefused(response, { reason: 'scheme' });
+  const shape = keyShapeOf(presented);
+  if (shape === 'malformed') throw keyRefused(response, { reason: 'malformed' });
+  if (shape === 'checksum') throw keyRefused(response, { reason: 'checksum', keyPrefix: keyPrefix(presented) });
   return presented;
+}
+
+/**
+ * The one 401 of every key problem; why, and the key's prefix, are kept for the access log only.
+ * `refunded`: the budget unit the request had taken was given back.
+ */
+function keyRefused(response: Response, refusal: KeyRefusal, refunded = false): ApiError {
+  stateOf(response).refusal = refunded ? { ...refusal, budgetRefunded: true } : refusal;
+  return new ApiError('api_keys.invalid');
 }
 
 /** One unit of the key's budget, or 429; the headers announcing what is left. */
@@ -240,13 +259,33 @@ const causeByParameter: Readonly<Record<string, InvalidRequestCause>> = {
   period: 'period',
 };
 
-/** Path parameters; one outside its documented values (a metric key) is a 400 naming it. */
+/** Path parameters; one outside its documented values (a metric key) is a 400 naming it and them. */
 function parseParameters(schema: z.AnyZodObject | undefined, params: unknown): Record<string, unknown> {
   if (schema === undefined) return {};
   const parsed = schema.safeParse(params);
   if (parsed.success) return parsed.data as Record<string, unknown>;
-  const name = String(parsed.error.issues[0]?.path[0] ?? 'path');
-  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+  throw invalidParameter(schema, parsed.error.issues[0], 'path');
+}
+
+/**
+ * The 400 of a parameter that failed its schema: its cause (a custom issue may name a finer one,
+ * e.g. `date_plus`), its name, and the values it takes when it is an enum.
+ */
+function invalidParameter(schema: z.AnyZodObject, issue: z.ZodIssue | undefined, fallback: string): ApiError {
+  const name = String(issue?.path[0] ?? fallback);
+  const named = issue?.code === 'custom' ? (issue.params as { cause?: InvalidRequestCause } | undefined)?.cause : undefined;
+  return invalidRequest(named ?? causeByParameter[name] ?? 'parameter', name, enumValuesOf(schema.shape[name] as z.ZodTypeAny | undefined));
+}
+
+/** The values of an enum schema, through optional, default and effect wrappers; undefined for any other schema. */
+function enumValuesOf(schema: z.ZodTypeAny | undefined): readonly string[] | undefined {
+  let current: unknown = schema;
+  for (;;) {
+    if (current instanceof ZodEnum) return current.options as readonly string[];
+    if (current instanceof ZodOptional || current instanceof ZodDefault) current = current._def.innerType;
+    else if (current instanceof ZodEffects) current = current._def.schema;
+    else return undefined;
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -298,6 +337,5 @@ function parseQuery(schema: z.AnyZodObject | undefined, request: Request): Recor
   }
   const parsed = schema.safeParse(picked);
   if (parsed.success) return parsed.data as Record<string, unknown>;
-  const name = String(parsed.error.issues[0]?.path[0] ?? 'query');
-  throw invalidRequest(causeByParameter[name] ?? 'parameter', name);
+  throw invalidParameter(schema, parsed.error.issues[0], 'query');
 }

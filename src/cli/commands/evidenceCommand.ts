@@ -2,11 +2,10 @@ import { UnknownEvidenceError, verifyEvidence } from '../../reporting/verifyEvid
 import { openServices } from '../../main/services.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
-import { parseOptions } from '../options.js';
+import { commandSpec } from '../commandTable.js';
+import { parseCommandOptions } from '../options.js';
 import { printJson } from '../output.js';
 import { createProgressBar } from '../progressBar.js';
-
-const usage = 'supply-api evidence verify EVIDENCE_ID';
 
 /**
  * `evidence verify ID`: recomputes the figure from the event log up to the recorded checkpoint
@@ -14,8 +13,8 @@ const usage = 'supply-api evidence verify EVIDENCE_ID';
  */
 export const evidenceCommand: Command = async ({ args, config, logger, clock }) => {
   const [action, ...rest] = args;
-  if (action !== 'verify') throw new UsageError(`unknown evidence action ${action ?? '(none)'}; usage: ${usage}`);
-  const { positionals } = parseOptions(rest, {}, usage, 1);
+  if (action !== 'verify') throw new UsageError(`unknown evidence action "${String(action)}"`);
+  const { positionals, usage } = parseCommandOptions(rest, ['evidence', 'verify'], commandSpec('evidence', 'verify'));
   const [evidenceId] = positionals;
   if (evidenceId === undefined) throw new UsageError(`EVIDENCE_ID is required; usage: ${usage}`);
   const services = await openServices(config, logger, clock);

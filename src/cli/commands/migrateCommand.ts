@@ -1,11 +1,12 @@
 import { openDatabase } from '../../platform/db.js';
 import { migrate } from '../../platform/migrate.js';
 import type { Command } from '../command.js';
-import { parseOptions } from '../options.js';
+import { commandSpec } from '../commandTable.js';
+import { parseCommandOptions } from '../options.js';
 import { printJson } from '../output.js';
 
 export const migrateCommand: Command = async ({ args, config, logger }) => {
-  parseOptions(args, {}, 'supply-api migrate');
+  parseCommandOptions(args, ['migrate'], commandSpec('migrate'));
   const database = await openDatabase(config, logger);
   try {
     const result = await migrate(database.pool, logger);

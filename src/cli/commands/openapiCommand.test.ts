@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '../../../test/support/cli.js';
 import { buildOpenApiDocument } from '../../api/openapi/openApiDocument.js';
@@ -19,7 +22,19 @@ describe('supply-api openapi', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ servers: [{ url: 'http://localhost:8080' }] });
   });
 
-  test('takes no arguments', async () => {
+  test('--out FILE writes the same document to the file, nothing to stdout', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'supply-openapi-'));
+    try {
+      const file = path.join(dir, 'openapi.json');
+      const result = await runCli(['openapi', '--out', file]);
+      expect(result).toMatchObject({ code: 0, stdout: '' });
+      expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(JSON.parse((await runCli(['openapi'])).stdout));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('takes no other option', async () => {
     const result = await runCli(['openapi', '--pretty']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^supply-api: .*usage: supply-api openapi/);

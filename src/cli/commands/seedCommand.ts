@@ -3,24 +3,19 @@ import { historyDefaults, historyScales, startOfUtcDay } from '../../console/his
 import { openServices } from '../../main/services.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
-import { choiceOption, integerOption, parseOptions } from '../options.js';
+import { commandSpec } from '../commandTable.js';
+import { choiceOption, integerOption, optionalString, parseCommandOptions } from '../options.js';
 import { printJson } from '../output.js';
 import { createProgressBar } from '../progressBar.js';
 
-const usage = 'supply-api seed [--tenants N] [--days D] [--seed S] [--scale small|medium|large] [--as-of YYYY-MM-DD]';
-
 export const seedCommand: Command = async ({ args, config, logger, clock }) => {
-  const { values } = parseOptions(
-    args,
-    { tenants: { type: 'string' }, days: { type: 'string' }, seed: { type: 'string' }, scale: { type: 'string' }, 'as-of': { type: 'string' } },
-    usage,
-  );
+  const { values } = parseCommandOptions(args, ['seed'], commandSpec('seed'));
   const params = {
     tenants: integerOption(values.tenants, 'tenants', { min: 1, max: 100 }, historyDefaults.tenants),
     days: integerOption(values.days, 'days', { min: 1, max: 3650 }, historyDefaults.days),
     seed: integerOption(values.seed, 'seed', { min: 0, max: 2 ** 31 - 1 }, Number(historyDefaults.seed)),
     scale: choiceOption(values.scale, 'scale', historyScales, historyDefaults.scale),
-    asOf: parseAsOf(values['as-of']) ?? startOfUtcDay(clock.now()),
+    asOf: parseAsOf(optionalString(values['as-of'])) ?? startOfUtcDay(clock.now()),
   };
   const services = await openServices(config, logger, clock);
   const bar = createProgressBar('seed', 'events', params.scale !== 'small');

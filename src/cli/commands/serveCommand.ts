@@ -3,13 +3,12 @@ import { allRoles, serve, type Role } from '../../main/serve.js';
 import { createLogger } from '../../platform/logger.js';
 import { UsageError } from '../cliError.js';
 import type { Command } from '../command.js';
-import { integerOption, parseOptions } from '../options.js';
-
-const usage = 'supply-api serve [--port N] [--roles api,projector,worker] [--demo]';
+import { commandSpec } from '../commandTable.js';
+import { integerOption, optionalString, parseCommandOptions } from '../options.js';
 
 export const serveCommand: Command = async ({ args, config, clock }) => {
-  const { values } = parseOptions(args, { port: { type: 'string' }, roles: { type: 'string' }, demo: { type: 'boolean' } }, usage);
-  const roles = parseRoles(values.roles);
+  const { values } = parseCommandOptions(args, ['serve'], commandSpec('serve'));
+  const roles = parseRoles(optionalString(values.roles));
   const port = integerOption(values.port, 'port', { min: 0, max: 65535 }, config.port);
   if (roles.includes('api')) setFlagsFromString(requestHeapFlags);
   return serve(config, createLogger(config.logLevel), clock, { port, roles, demo: values.demo === true });
