@@ -115,4 +115,38 @@ describe('polling subscription', () => {
     expect(readsWhilePending).toBeGreaterThan(2);
     expect(seen).toEqual([1]);
   });
+
+  it('given events pending for long (an old transaction elsewhere in the cluster), then the retry delay stops growing at its bound', async () => {
+    const { log, readBatch, hasPendingEvents } = memoryLog();
+    log.pending = true;
+    const controller = new AbortController();
+    const waits: number[] = [];
+    const subscription = pollingSubscription({
+      from: logStart,
+      batchSize: 10,
+      signal: controller.signal,
+      readBatch,
+      hasPendingEvents,
+      // Records each delay asked for and returns at once: twenty rounds of backoff in no time.
+      waker: () => ({
+        wait: async (ms: number) => {
+          waits.push(ms);
+          if (waits.length === 20) {
+            log.visible.push(recorded(1));
+            log.pending = false;
+          }
+        },
+        close: () => {},
+      }),
+      pollIntervalMs: 60_000,
+      pendingRetryMs: 20,
+    });
+    const first = await subscription.next();
+    controller.abort();
+    await subscription.return(undefined);
+
+    expect(first.value?.map((event) => Number(event.position.seq))).toEqual([1]);
+    expect(waits.slice(0, 4)).toEqual([20, 40, 80, 160]);
+    expect(Math.max(...waits)).toBe(1000);
+  });
 });

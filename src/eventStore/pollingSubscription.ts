@@ -12,8 +12,15 @@ export type PollingSubscriptionOptions = {
   readonly waker: () => Waker;
   /** The idle poll: a fallback when notifications wake the waker, the only clock when none do. */
   readonly pollIntervalMs: number;
-  /** First retry delay while events are pending; doubles up to pollIntervalMs. */
+  /** First retry delay while events are pending; doubles up to maxPendingRetryMs. */
   readonly pendingRetryMs?: number;
+  /**
+   * The longest retry delay while events are pending (default 1 000 ms, never above
+   * pollIntervalMs). The horizon is the cluster's oldest transaction in flight, in any database:
+   * a long one elsewhere holds our events back, and once it ends they must show within this bound,
+   * not after a backoff that grew while it ran.
+   */
+  readonly maxPendingRetryMs?: number;
 };
 
 /**
@@ -24,7 +31,8 @@ export type PollingSubscriptionOptions = {
  */
 export async function* pollingSubscription(options: PollingSubscriptionOptions): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
   const { batchSize, signal, readBatch, hasPendingEvents, pollIntervalMs } = options;
-  const pendingRetryMs = Math.min(options.pendingRetryMs ?? 20, pollIntervalMs);
+  const maxPendingRetryMs = Math.min(options.maxPendingRetryMs ?? 1000, pollIntervalMs);
+  const pendingRetryMs = Math.min(options.pendingRetryMs ?? 20, maxPendingRetryMs);
   const waker = options.waker();
   try {
     let position = options.from;
@@ -47,7 +55,7 @@ export async function* pollingSubscription(options: PollingSubscriptionOptions):
       if (signal.aborted) return;
       if (await hasPendingEvents()) {
         await waker.wait(retryMs, signal);
-        retryMs = Math.min(retryMs * 2, pollIntervalMs);
+        retryMs = Math.min(retryMs * 2, maxPendingRetryMs);
       } else {
         retryMs = pendingRetryMs;
         await waker.wait(pollIntervalMs, signal);

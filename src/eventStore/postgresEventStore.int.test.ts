@@ -103,16 +103,19 @@ describe.runIf(services.postgres)('Postgres event store on real Postgres', () =>
 
       const appendedAt = Date.now();
       await writer.append(streams.workspace(tenant), [event], 'no_stream');
-      await eventually(async () => received.length === 1);
+      // Delivery waits for the log's horizon: the oldest transaction in flight anywhere in the
+      // cluster (other test files run theirs meanwhile) may hold it back for seconds. The reader
+      // polls once a minute, so an event delivered within 10 s was delivered by the notification.
+      await eventually(async () => received.length === 1, 20_000);
       const latencyMs = Date.now() - appendedAt;
       controller.abort();
       await consuming;
 
       expect(received.map((recorded) => recorded.eventId)).toEqual([event.eventId]);
-      expect(latencyMs).toBeLessThan(2000);
+      expect(latencyMs).toBeLessThan(10_000);
       await eventually(async () => (await listeners()) === 0n);
       await Promise.all([writer.close(), reader.close()]);
-    });
+    }, 40_000);
   });
 });
 
