@@ -19,6 +19,9 @@ type BoxRecord = {
   reserved: number;
   registeredAt: string;
   updatedAt: string;
+  /** Log position of the last event that changed the box (the change feed's order). */
+  changedTx: string;
+  changedSeq: string;
 };
 
 /** What a batch does to a box that existed before it: quantities as deltas, the rest latest-wins. */
@@ -30,13 +33,15 @@ type BoxPatch = {
   warehouseId: string | null;
   status: string | null;
   updatedAt: string;
+  changedTx: string;
+  changedSeq: string;
 };
 
 const tables: readonly TableDefinition[] = [
   {
     name: 'boxes',
-    // Every movement updates its box: half-full pages keep those updates on their page (HOT),
-    // without a new index entry for each.
+    // Every movement updates its box: half-full pages keep those updates on their page (the
+    // change feed's index on changed_tx, changed_seq takes a new entry for each).
     create: (table) => [
       sql.typeAlias('void')`
         CREATE TABLE ${table('boxes')} (
@@ -55,6 +60,9 @@ const tables: readonly TableDefinition[] = [
           reserved bigint NOT NULL,
           registered_at timestamptz NOT NULL,
           updated_at timestamptz NOT NULL,
+          -- Log position of the event that last changed the box: the change feed pages by it.
+          changed_tx bigint NOT NULL,
+          changed_seq bigint NOT NULL,
           -- The box's item of GET /v1/inventory/balances as JSON text, byte for byte what
           -- JSON.stringify makes of it (boxBalanceRow's keys in order): the page is these texts
           -- joined, with no row object built, converted or serialised on the request's path.
@@ -72,6 +80,8 @@ const tables: readonly TableDefinition[] = [
     deferredIndexes: (table) => [
       sql.typeAlias('void')`CREATE INDEX ON ${table('boxes')} (tenant_id, warehouse_id, box_id)`,
       sql.typeAlias('void')`CREATE INDEX ON ${table('boxes')} (tenant_id, catalog_item_id, box_id)`,
+      // The change feed's keyset.
+      sql.typeAlias('void')`CREATE INDEX ON ${table('boxes')} (tenant_id, changed_tx, changed_seq, box_id)`,
     ],
   },
 ];
@@ -85,6 +95,8 @@ const boxChanges = () =>
       warehouseId: patch.warehouseId ?? row.warehouseId,
       status: patch.status ?? row.status,
       updatedAt: patch.updatedAt,
+      changedTx: patch.changedTx,
+      changedSeq: patch.changedSeq,
     }),
     combine: (earlier, later) => ({
       ...later,
@@ -101,8 +113,8 @@ const boxesFolding = inMemoryFolding(boxChanges, foldEvent, writeBoxes);
 /** Every stock box of every tenant: its record and its balance (onHand, reserved). */
 export const boxesProjection: Projection = {
   name: 'boxes',
-  // 2: balance_json.
-  version: 2,
+  // 2: balance_json. 3: changed_tx, changed_seq (the change feed).
+  version: 3,
   tables,
   handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
   folding: boxesFolding,
@@ -130,15 +142,17 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
       r: b.reserved,
       g: b.registeredAt,
       u: b.updatedAt,
+      ct: b.changedTx,
+      cs: b.changedSeq,
     }));
     const result = await db.query(sql.typeAlias('void')`
       INSERT INTO ${table('boxes')} (
         tenant_id, box_id, code, catalog_item_id, warehouse_id, status, lot, serials, expires_on,
-        origin_type, origin_reference, on_hand, reserved, registered_at, updated_at
+        origin_type, origin_reference, on_hand, reserved, registered_at, updated_at, changed_tx, changed_seq
       )
-      SELECT t, b, c, i, w, s, l, n, e, o, f, h, r, g, u
+      SELECT t, b, c, i, w, s, l, n, e, o, f, h, r, g, u, ct, cs
       FROM json_to_recordset(${recordset(rows)})
-        AS x(t text, b text, c text, i text, w text, s text, l text, n text[], e date, o text, f text, h int8, r int8, g timestamptz, u timestamptz)
+        AS x(t text, b text, c text, i text, w text, s text, l text, n text[], e date, o text, f text, h int8, r int8, g timestamptz, u timestamptz, ct int8, cs int8)
       ON CONFLICT (tenant_id, box_id) DO NOTHING
     `);
     expectRowCount('box registration (already registered?)', result.rowCount, created.length);
@@ -146,12 +160,23 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
 
   const patches = boxes.patches;
   if (patches.length > 0) {
-    const rows = patches.map((p) => ({ t: p.tenantId, b: p.boxId, h: p.onHandDelta, r: p.reservedDelta, w: p.warehouseId, s: p.status, u: p.updatedAt }));
+    const rows = patches.map((p) => ({
+      t: p.tenantId,
+      b: p.boxId,
+      h: p.onHandDelta,
+      r: p.reservedDelta,
+      w: p.warehouseId,
+      s: p.status,
+      u: p.updatedAt,
+      ct: p.changedTx,
+      cs: p.changedSeq,
+    }));
     const result = await db.query(sql.typeAlias('void')`
       UPDATE ${table('boxes')} AS b
       SET on_hand = b.on_hand + p.h, reserved = b.reserved + p.r,
-        warehouse_id = coalesce(p.w, b.warehouse_id), status = coalesce(p.s, b.status), updated_at = p.u
-      FROM json_to_recordset(${recordset(rows)}) AS p(t text, b text, h int8, r int8, w text, s text, u timestamptz)
+        warehouse_id = coalesce(p.w, b.warehouse_id), status = coalesce(p.s, b.status), updated_at = p.u,
+        changed_tx = p.ct, changed_seq = p.cs
+      FROM json_to_recordset(${recordset(rows)}) AS p(t text, b text, h int8, r int8, w text, s text, u timestamptz, ct int8, cs int8)
       WHERE b.tenant_id = p.t AND b.box_id = p.b
     `);
     expectRowCount('box update (box never registered?)', result.rowCount, patches.length);
@@ -160,6 +185,9 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
 
 function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>): void {
   const { tenantId, occurredAt: updatedAt } = event;
+  // As text: a bigint does not go through JSON (the recordset's rows).
+  const changedTx = event.position.tx.toString();
+  const changedSeq = event.position.seq.toString();
   switch (event.type) {
     case 'BoxRegistered': {
       const { boxId, code, catalogItemId, warehouseId, status, lot, serials, expiresOn, origin } = event.data;
@@ -179,12 +207,14 @@ function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>
         reserved: 0,
         registeredAt: updatedAt,
         updatedAt,
+        changedTx,
+        changedSeq,
       });
       break;
     }
     case 'BoxStatusChanged': {
       const { boxId, status } = event.data;
-      boxes.change(rowKey(tenantId, boxId), { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt });
+      boxes.change(rowKey(tenantId, boxId), { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt, changedTx, changedSeq });
       break;
     }
     case 'StockMovementRecorded': {
@@ -199,6 +229,8 @@ function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>
         warehouseId,
         status: null,
         updatedAt,
+        changedTx,
+        changedSeq,
       });
       break;
     }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fulfillmentStatus, type EventData } from '../../src/events/index.js';
+import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import {
   applyByFolding,
@@ -40,6 +41,8 @@ type FulfillmentProgress = {
   closure: string | null;
   /** Number of the last custody movement recorded. */
   lastMovementNo: number;
+  /** Log position of the last event that changed the record (the change feed's order). */
+  changed: LogPosition;
 };
 
 type TrackedFulfillment = {
@@ -85,12 +88,17 @@ const tables: readonly TableDefinition[] = [
           closure jsonb,
           exceptions jsonb NOT NULL,
           updated_at timestamptz NOT NULL,
+          -- Log position of the event that last changed the record: the change feed pages by it.
+          changed_tx bigint NOT NULL,
+          changed_seq bigint NOT NULL,
           PRIMARY KEY (tenant_id, order_id)
         )
       `,
       sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('fulfillments')} (tenant_id, creation_seq)`,
       sql.typeAlias('void')`CREATE INDEX ON ${table('fulfillments')} (tenant_id, status, creation_seq)`,
     ],
+    // Only the change feed reads it (the projection writes by primary key).
+    deferredIndexes: (table) => [sql.typeAlias('void')`CREATE INDEX ON ${table('fulfillments')} (tenant_id, changed_tx, changed_seq, order_id)`],
   },
   {
     name: 'fulfillment_custody',
@@ -133,7 +141,8 @@ const fulfillmentsFolding: Folding = {
 /** Delivery records keyed by order: status, chain of custody, delivery, receipt, exceptions and closure. */
 export const fulfillmentsProjection: Projection = {
   name: 'fulfillments',
-  version: 1,
+  // 2: changed_tx, changed_seq (the change feed).
+  version: 2,
   tables,
   handles: [
     'FulfillmentDispatched',
@@ -155,6 +164,8 @@ const existingFulfillmentRow = z.object({
   exceptions: z.array(deliveryExceptionResponse),
   updatedAt: z.string(),
   lastMovementNo: z.number().int(),
+  changedTx: z.bigint(),
+  changedSeq: z.bigint(),
 });
 
 /**
@@ -166,6 +177,7 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracke
   if (keys.length === 0) return;
   const rows = await db.any(sql.type(existingFulfillmentRow)`
     SELECT f.tenant_id AS "tenantId", f.order_id AS "orderId", f.status, f.exceptions, f.updated_at AS "updatedAt",
+      f.changed_tx AS "changedTx", f.changed_seq AS "changedSeq",
       (
         SELECT coalesce(max(c.movement_no), 0)
         FROM ${table('fulfillment_custody')} AS c
@@ -187,6 +199,7 @@ async function loadTouchedFulfillments(events: readonly ProjectedEvent[], tracke
         receipt: null,
         closure: null,
         lastMovementNo: row.lastMovementNo,
+        changed: { tx: row.changedTx, seq: row.changedSeq },
       },
     });
   }
@@ -226,7 +239,7 @@ function foldEvent(
         boxIds: d.boxIds,
         dispatchedAt: occurredAt,
       },
-      progress: { status: 'dispatched', exceptions: [], updatedAt: occurredAt, delivery: null, receipt: null, closure: null, lastMovementNo: 0 },
+      progress: { status: 'dispatched', exceptions: [], updatedAt: occurredAt, delivery: null, receipt: null, closure: null, lastMovementNo: 0, changed: event.position },
     });
     return;
   }
@@ -282,6 +295,7 @@ function foldEvent(
   }
   progress.status = fulfillmentStatusAfter(progress, event);
   progress.updatedAt = occurredAt;
+  progress.changed = event.position;
 }
 
 /** The transitions documented on the status in schema.ts. */
@@ -343,12 +357,13 @@ async function writeFulfillments(tracked: readonly TrackedFulfillment[], movemen
     await db.query(sql.typeAlias('void')`
       INSERT INTO ${table('fulfillments')} (
         tenant_id, order_id, creation_seq, fulfillment_id, status, source_warehouse_id, destination_warehouse_id,
-        dispatched_by, carrier, tracking_code, box_ids, dispatched_at, delivery, receipt, closure, exceptions, updated_at
+        dispatched_by, carrier, tracking_code, box_ids, dispatched_at, delivery, receipt, closure, exceptions, updated_at,
+        changed_tx, changed_seq
       )
       SELECT p.tenant_id, p.order_id, p.creation_seq, p.fulfillment_id, p.status, p.source_warehouse_id, p.destination_warehouse_id,
         p.dispatched_by, p.carrier, p.tracking_code,
         ARRAY(SELECT b.box_id FROM jsonb_array_elements_text(p.box_ids) WITH ORDINALITY AS b(box_id, n) ORDER BY b.n),
-        p.dispatched_at, p.delivery, p.receipt, p.closure, p.exceptions, p.updated_at
+        p.dispatched_at, p.delivery, p.receipt, p.closure, p.exceptions, p.updated_at, p.changed_tx, p.changed_seq
       FROM ${sql.unnest(
         dispatched.map(({ tenantId, orderId, dispatched: d, progress: p }) => [
           tenantId,
@@ -368,14 +383,17 @@ async function writeFulfillments(tracked: readonly TrackedFulfillment[], movemen
           p.closure,
           JSON.stringify(p.exceptions),
           p.updatedAt,
+          p.changed.tx,
+          p.changed.seq,
         ]),
         [
           'text', 'text', 'int8', 'text', 'text', 'text', 'text',
-          'text', 'text', 'text', 'jsonb', 'timestamptz', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'timestamptz',
+          'text', 'text', 'text', 'jsonb', 'timestamptz', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'timestamptz', 'int8', 'int8',
         ],
       )} AS p(
         tenant_id, order_id, creation_seq, fulfillment_id, status, source_warehouse_id, destination_warehouse_id,
-        dispatched_by, carrier, tracking_code, box_ids, dispatched_at, delivery, receipt, closure, exceptions, updated_at
+        dispatched_by, carrier, tracking_code, box_ids, dispatched_at, delivery, receipt, closure, exceptions, updated_at,
+        changed_tx, changed_seq
       )
     `);
   }
@@ -387,7 +405,9 @@ async function writeFulfillments(tracked: readonly TrackedFulfillment[], movemen
         receipt = coalesce(p.receipt, f.receipt),
         closure = coalesce(p.closure, f.closure),
         exceptions = p.exceptions,
-        updated_at = p.updated_at
+        updated_at = p.updated_at,
+        changed_tx = p.changed_tx,
+        changed_seq = p.changed_seq
       FROM ${sql.unnest(
         changed.map(({ tenantId, orderId, progress: p }) => [
           tenantId,
@@ -398,9 +418,11 @@ async function writeFulfillments(tracked: readonly TrackedFulfillment[], movemen
           p.closure,
           JSON.stringify(p.exceptions),
           p.updatedAt,
+          p.changed.tx,
+          p.changed.seq,
         ]),
-        ['text', 'text', 'text', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'timestamptz'],
-      )} AS p(tenant_id, order_id, status, delivery, receipt, closure, exceptions, updated_at)
+        ['text', 'text', 'text', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'timestamptz', 'int8', 'int8'],
+      )} AS p(tenant_id, order_id, status, delivery, receipt, closure, exceptions, updated_at, changed_tx, changed_seq)
       WHERE f.tenant_id = p.tenant_id AND f.order_id = p.order_id
     `);
     expectRowCount('fulfillment update', result.rowCount, changed.length);

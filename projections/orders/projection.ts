@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { orderStatus, type EventData, type OrderStatus } from '../../src/events/index.js';
 import { isAllowedOrderTransition, orderStatusAfter } from '../../src/events/orderStatusTransitions.js';
+import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import {
   applyByFolding,
@@ -43,6 +44,8 @@ type OrderProgress = StatusTimestamps & {
   /** JSON of the stored plan; null until submitted. */
   approvalPlan: string | null;
   updatedAt: string;
+  /** Log position of the last event that changed the order (the change feed's order). */
+  changed: LogPosition;
 };
 
 type DraftedOrder = {
@@ -93,6 +96,9 @@ const tables: readonly TableDefinition[] = [
           delivered_at timestamptz,
           received_at timestamptz,
           closed_at timestamptz,
+          -- Log position of the event that last changed the order: the change feed pages by it.
+          changed_tx bigint NOT NULL,
+          changed_seq bigint NOT NULL,
           -- The order's item of GET /v1/orders as JSON text, byte for byte what JSON.stringify
           -- makes of it (orderListItem's keys in order): the page is these texts joined.
           item_json text GENERATED ALWAYS AS (
@@ -107,6 +113,8 @@ const tables: readonly TableDefinition[] = [
       sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('orders')} (tenant_id, creation_seq)`,
       sql.typeAlias('void')`CREATE INDEX ON ${table('orders')} (tenant_id, status, creation_seq)`,
     ],
+    // Only the change feed reads it (the projection writes by primary key).
+    deferredIndexes: (table) => [sql.typeAlias('void')`CREATE INDEX ON ${table('orders')} (tenant_id, changed_tx, changed_seq, order_id)`],
   },
   {
     name: 'order_lines',
@@ -173,8 +181,8 @@ const ordersFolding: Folding = {
  */
 export const ordersProjection: Projection = {
   name: 'orders',
-  // 2: item_json.
-  version: 2,
+  // 2: item_json. 3: changed_tx, changed_seq (the change feed).
+  version: 3,
   tables,
   handles: handledEvents,
   folding: ordersFolding,
@@ -189,7 +197,8 @@ async function loadTouchedOrders(events: readonly ProjectedEvent[], tracked: Map
   const keys = untrackedOrders(events, tracked);
   if (keys.length === 0) return;
   const rows = await db.any(sql.type(existingOrderRow)`
-    SELECT tenant_id AS "tenantId", order_id AS "orderId", status, version, updated_at AS "updatedAt"
+    SELECT tenant_id AS "tenantId", order_id AS "orderId", status, version, updated_at AS "updatedAt",
+      changed_tx AS "changedTx", changed_seq AS "changedSeq"
     FROM ${table('orders')}
     WHERE (tenant_id, order_id) IN (SELECT * FROM ${sql.unnest(keys, ['text', 'text'])})
   `);
@@ -198,12 +207,20 @@ async function loadTouchedOrders(events: readonly ProjectedEvent[], tracked: Map
       tenantId: row.tenantId,
       orderId: row.orderId,
       drafted: undefined,
-      progress: { ...emptyProgress(row.updatedAt), status: row.status, version: row.version },
+      progress: { ...emptyProgress(row.updatedAt, { tx: row.changedTx, seq: row.changedSeq }), status: row.status, version: row.version },
     });
   }
 }
 
-const existingOrderRow = z.object({ tenantId: z.string(), orderId: z.string(), status: orderStatus, version: z.number().int(), updatedAt: z.string() });
+const existingOrderRow = z.object({
+  tenantId: z.string(),
+  orderId: z.string(),
+  status: orderStatus,
+  version: z.number().int(),
+  updatedAt: z.string(),
+  changedTx: z.bigint(),
+  changedSeq: z.bigint(),
+});
 
 /** The highest creation sequence of each tenant that drafts orders in the events, unless the fold knows it already. */
 async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Map<string, bigint>, { db, table }: FoldContext): Promise<void> {
@@ -211,8 +228,9 @@ async function loadLastCreationSeqs(events: readonly ProjectedEvent[], known: Ma
   await loadLastCreationSequences(db, table('orders'), tenants, known);
 }
 
-function emptyProgress(updatedAt: string): OrderProgress {
+function emptyProgress(updatedAt: string, changed: LogPosition): OrderProgress {
   return {
+    changed,
     status: 'draft',
     version: 1,
     approvalPlan: null,
@@ -250,7 +268,7 @@ function foldEvent(event: ProjectedEvent, tracked: Map<string, TrackedOrder>, la
         createdAt: occurredAt,
         lines: d.lines,
       },
-      progress: emptyProgress(occurredAt),
+      progress: emptyProgress(occurredAt, event.position),
     });
     return;
   }
@@ -262,6 +280,7 @@ function foldEvent(event: ProjectedEvent, tracked: Map<string, TrackedOrder>, la
   const status = orderStatusAfter(event);
   if (status !== undefined) guardOrderTransition(event, order, status);
   progress.updatedAt = occurredAt;
+  progress.changed = event.position;
   if (event.type === 'OrderSubmitted') progress.approvalPlan = storedApprovalPlan(event.data.approvalPlan);
   // The version counts status changes: a second approval stage asked for is no new version.
   if (status !== undefined && status !== progress.status) {
@@ -304,7 +323,7 @@ async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: Proj
       INSERT INTO ${table('orders')} (
         tenant_id, order_id, creation_seq, number, type, status, requester_id, clinic_id, destination_warehouse_id,
         preferred_source_warehouse_id, justification, approval_plan, version, created_at, updated_at,
-        submitted_at, approved_at, dispatched_at, delivered_at, received_at, closed_at
+        submitted_at, approved_at, dispatched_at, delivered_at, received_at, closed_at, changed_tx, changed_seq
       )
       SELECT * FROM ${sql.unnest(
         drafted.map(({ tenantId, orderId, drafted: d, progress: p }) => [
@@ -329,11 +348,13 @@ async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: Proj
           p.deliveredAt,
           p.receivedAt,
           p.closedAt,
+          p.changed.tx,
+          p.changed.seq,
         ]),
         [
           'text', 'text', 'int8', 'int4', 'text', 'text', 'text', 'text', 'text',
           'text', 'text', 'jsonb', 'int4', 'timestamptz', 'timestamptz',
-          'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz',
+          'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz', 'int8', 'int8',
         ],
       )}
     `);
@@ -377,7 +398,9 @@ async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: Proj
         dispatched_at = coalesce(o.dispatched_at, p.da),
         delivered_at = coalesce(o.delivered_at, p.va),
         received_at = coalesce(o.received_at, p.ra),
-        closed_at = coalesce(o.closed_at, p.ca)
+        closed_at = coalesce(o.closed_at, p.ca),
+        changed_tx = p.ct,
+        changed_seq = p.cs
       FROM json_to_recordset(${recordset(
         changed.map(({ tenantId, orderId, progress: p }) => ({
           t: tenantId,
@@ -392,8 +415,11 @@ async function writeOrders(tracked: readonly TrackedOrder[], { db, table }: Proj
           va: p.deliveredAt,
           ra: p.receivedAt,
           ca: p.closedAt,
+          // As text: JSON numbers lose a bigint's precision.
+          ct: p.changed.tx.toString(),
+          cs: p.changed.seq.toString(),
         })),
-      )}) AS p(t text, o text, s text, v int4, a text, u timestamptz, sa timestamptz, aa timestamptz, da timestamptz, va timestamptz, ra timestamptz, ca timestamptz)
+      )}) AS p(t text, o text, s text, v int4, a text, u timestamptz, sa timestamptz, aa timestamptz, da timestamptz, va timestamptz, ra timestamptz, ca timestamptz, ct int8, cs int8)
       WHERE o.tenant_id = p.t AND o.order_id = p.o
     `);
     expectRowCount('order update', result.rowCount, changed.length);
