@@ -4,7 +4,8 @@ import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
-import { storedJsonOrColumns } from '../shared/storedJson.js';
+import { changeFeed } from '../shared/changeFeed.js';
+import { storedJsonOrColumns, storedJsonText } from '../shared/storedJson.js';
 import { boxBalanceEntryRow, boxBalanceRow, boxRow, type Box, type BoxBalance, type BoxBalanceEntry } from './schema.js';
 
 export type BalancePage = ReadGuard & {
@@ -104,3 +105,15 @@ export async function getBoxBalance(db: CommonQueryMethods, tenantId: string, bo
   `);
   return balance ?? undefined;
 }
+
+/**
+ * The boxes of the tenant changed after a position, by the log position of their last change
+ * (changed_tx, changed_seq), each as its balance's stored JSON text.
+ */
+export const listBalanceChanges = changeFeed({
+  projection: 'boxes',
+  table: sql.identifier(['read_models', 'boxes']),
+  idColumn: sql.identifier(['box_id']),
+  itemJson: sql.fragment`balance_json`,
+  itemText: storedJsonText(boxBalanceRow),
+});

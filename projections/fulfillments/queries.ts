@@ -1,7 +1,9 @@
 import type { CommonQueryMethods } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
-import { fulfillmentListRow, fulfillmentResponse, type FulfillmentListRow, type FulfillmentResponse, type FulfillmentStatus } from './schema.js';
+import { changeFeed } from '../shared/changeFeed.js';
+import { storedJsonText } from '../shared/storedJson.js';
+import { fulfillmentListItem, fulfillmentListRow, fulfillmentResponse, type FulfillmentListRow, type FulfillmentResponse, type FulfillmentStatus } from './schema.js';
 
 export type ListFulfillmentsOptions = {
   /** Creation sequence of the last record of the previous page. */
@@ -58,3 +60,23 @@ export async function getFulfillment(db: CommonQueryMethods, tenantId: string, o
   `);
   return fulfillment ?? undefined;
 }
+
+/** A timestamp column as the API writes it (UTC, milliseconds, Z), quoted as a JSON string. */
+const jsonTimestamp = (column: string) => sql.fragment`json_quote(to_char(${sql.identifier([column])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/**
+ * The delivery records of the tenant changed after a position, by the log position of their last
+ * change (changed_tx, changed_seq), each as the JSON text of its list item (the keys in the
+ * order of fulfillmentListItem, as JSON.stringify writes them).
+ */
+export const listFulfillmentChanges = changeFeed({
+  projection: 'fulfillments',
+  table: sql.identifier(['read_models', 'fulfillments']),
+  idColumn: sql.identifier(['order_id']),
+  itemJson: sql.fragment`
+    '{"orderId":' || json_quote(order_id) || ',"fulfillmentId":' || json_quote(fulfillment_id) || ',"status":' || json_quote(status) ||
+    ',"sourceWarehouseId":' || json_quote(source_warehouse_id) || ',"destinationWarehouseId":' || json_quote(destination_warehouse_id) ||
+    ',"dispatchedAt":' || ${jsonTimestamp('dispatched_at')} || ',"updatedAt":' || ${jsonTimestamp('updated_at')} || '}'
+  `,
+  itemText: storedJsonText(fulfillmentListItem),
+});

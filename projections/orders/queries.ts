@@ -5,8 +5,9 @@ import type { RowReader } from '../../src/platform/projectionReader.js';
 import { sql, statementTemplate } from '../../src/platform/sql.js';
 import { withoutNullColumns } from '../shared/absentFields.js';
 import { guardCondition, statementsByGuard, type ReadGuard } from '../shared/readGuard.js';
-import { storedJsonOrColumns } from '../shared/storedJson.js';
-import { orderListColumnsRow, orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
+import { changeFeed } from '../shared/changeFeed.js';
+import { storedJsonOrColumns, storedJsonText } from '../shared/storedJson.js';
+import { orderListColumnsRow, orderListItem, orderListRow, orderResponse, type OrderListRow, type OrderResponse } from './schema.js';
 
 export type ListOrdersOptions = ReadGuard & {
   /** Creation sequence of the last order of the previous page. */
@@ -124,3 +125,15 @@ function orderTemplate(guard: FragmentSqlToken | undefined, includeCost: boolean
   `,
   );
 }
+
+/**
+ * The orders of the tenant changed after a position, by the log position of their last change
+ * (changed_tx, changed_seq), each as its list item's stored JSON text.
+ */
+export const listOrderChanges = changeFeed({
+  projection: 'orders',
+  table: sql.identifier(['read_models', 'orders']),
+  idColumn: sql.identifier(['order_id']),
+  itemJson: sql.fragment`item_json`,
+  itemText: storedJsonText(orderListItem),
+});

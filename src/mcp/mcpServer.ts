@@ -93,7 +93,7 @@ function definitionOf(tool: Tool): ToolDefinition {
 const toolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
 /**
- * The tool list is the largest answer of /mcp (the JSON schemas of twenty operations) and the
+ * The tool list is the largest answer of /mcp (the JSON schemas of some twenty operations) and the
  * same for every member whose usable scopes are the same: made once per such set (at most 2^7),
  * not once per request.
  */
@@ -131,6 +131,7 @@ export const serverInstructions = [
   "Read-only data of one dental clinic organisation (the signed-in member's workspace): clinics, warehouses, catalog, stock, orders, deliveries and analytics. Nothing here changes anything.",
   'Tools you may not use (your sign-in scopes or the member permissions do not allow them) are not listed.',
   'Paginated lists (listOrders, listFulfillments, listInventoryBalances) return at most `limit` items (1 to 200, default 50) with `hasMore`; while it is true, call again with `cursor` set to the `nextCursor` of the previous answer and the same filters. Other lists return everything at once.',
+  'Change feeds (listOrderChanges, listFulfillmentChanges, listInventoryBalanceChanges) answer what changed since `cursor`: keep the `syncCursor` of an answer and pass it next time; an empty page means nothing changed.',
   'Analytics answers carry `evidenceId`s: each names how one figure was computed (the projection checkpoint it was read at); quote it when you report that figure, so that a person can verify it (`supply-api evidence verify EVIDENCE_ID`). Use exceptions and briefing figures as leads, then drill down with the ids they carry (drillDownId: an order, box, catalog item or delivery).',
   'Quantities are in each catalog item\'s own unit of measure: never add quantities of different items. Ids are opaque: copy them exactly.',
 ].join('\n');

@@ -11,7 +11,7 @@ describe('the tool list of /mcp', () => {
     const catalogue = toolCatalogue(v1Operations);
     const owner = catalogue.listFor(member(['reports.view', 'orders.approve', 'inventory.manage', 'catalog.manage']));
     expect(catalogue.listFor({ ...member(['catalog.manage', 'inventory.manage', 'orders.approve', 'reports.view']), grantId: 'other' })).toBe(owner);
-    expect(owner.tools).toHaveLength(20);
+    expect(owner.tools).toHaveLength(23);
     expect(catalogue.listFor(member([]))).not.toBe(owner);
   });
 

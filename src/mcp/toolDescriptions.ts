@@ -16,16 +16,22 @@ export const toolDescriptions: Readonly<Record<string, string>> = {
   listCatalogCategories: 'Lists the catalog categories (with parent categories). Use it to name the category ids that catalog items and order lines carry.',
   listInventoryBalances:
     'Lists stock quantities per box (onHand, reserved, available) in the item\'s own unit, ordered by boxId, paginated with `limit` (1–200) and `cursor` (the nextCursor of the previous page). Narrow it with `catalogItemId` and/or `warehouseId` to answer "how much X do we have in warehouse Y". Never add quantities of different items or units.',
+  listInventoryBalanceChanges:
+    'Lists the box balances that changed since `cursor` (the `syncCursor` of an earlier answer; none: from the beginning), oldest change first, each once with onHand, reserved and available. Use it to learn which stock moved since you last looked.',
   getInventoryBox: 'Returns one stock box by boxId (not its printed code): item, warehouse, status, lot, serials, expiry date and origin. Use it to explain a box named in a balance, movement or exception.',
   getInventoryBoxBalance: 'Returns the current onHand, reserved and available quantity of one box. Use it for a quick stock check of a box you already know.',
   listInventoryBoxMovements:
     'Returns the full stock ledger of one box, oldest first: receipts, consumption, reservations, transfers, adjustments, with who and when. Use it to explain how a box reached its current quantity.',
   listOrders:
     'Lists supply orders, oldest first, paginated with `limit` (1–200) and `cursor` (the nextCursor of the previous page); `status` filters (draft, submitted, pending_approval, approved, rejected, cancelled, allocated, picking, dispatched, delivered, exception, received, partially_fulfilled, closed). Use it to find orders by state or to browse recent ones; list items carry no lines, so call getOrder for details.',
+  listOrderChanges:
+    'Lists the orders created or changed since `cursor` (the `syncCursor` of an earlier answer; none: from the beginning), oldest change first, each once in its list form; keep the answer\'s `syncCursor` to ask again later. Use it to learn what changed since you last looked.',
   getOrder:
     'Returns one order by its orderId (not its human number) with lines, quantities, clinic, destination warehouse and approval plan. Use it to answer what an order contains, where it goes and what approval it needs. An unknown id answers orders.not_found.',
   listFulfillments:
     'Lists delivery records (fulfillments), oldest first, paginated with `limit` and `cursor`; `status` filters. Use it to follow deliveries in progress or find those in a given state.',
+  listFulfillmentChanges:
+    'Lists the delivery records dispatched or changed since `cursor` (the `syncCursor` of an earlier answer; none: from the beginning), oldest change first, each once. Use it to learn which deliveries moved since you last looked.',
   getFulfillment:
     'Returns the custody history of one order\'s delivery by orderId: movements, delivery exceptions, and delivery, receipt and closure once they exist. Use it to answer where a delivery is or what went wrong with it.',
   getMetric:

@@ -17,6 +17,7 @@ export const problemStatuses = {
   'common.request_timeout': 408,
   'common.too_many_requests': 429,
   'common.internal_error': 500,
+  'common.service_unavailable': 503,
 } as const;
 
 export type ProblemCode = keyof typeof problemStatuses;

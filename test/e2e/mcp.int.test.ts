@@ -79,9 +79,12 @@ describe('signed in as the owner', () => {
         'getInventoryBoxBalance',
         'listInventoryBoxMovements',
         'listOrders',
+        'listOrderChanges',
         'getOrder',
         'listFulfillments',
+        'listFulfillmentChanges',
         'getFulfillment',
+        'listInventoryBalanceChanges',
         'getMetric',
         'getExceptions',
         'getClinicComparison',
@@ -120,6 +123,9 @@ describe('signed in as the owner', () => {
       { name: 'getOrder', args: { orderId: tenantA.orderIds[0] } },
       { name: 'listFulfillments', args: { limit: 2 } },
       { name: 'getFulfillment', args: { orderId: fulfilledOrder } },
+      { name: 'listOrderChanges', args: { limit: 4 } },
+      { name: 'listFulfillmentChanges', args: {} },
+      { name: 'listInventoryBalanceChanges', args: { limit: 200 } },
       { name: 'getMetric', args: { metric: 'LOW_STOCK' }, analytics: true },
       { name: 'getExceptions', args: {}, analytics: true },
       { name: 'getClinicComparison', args: {}, analytics: true },
@@ -146,6 +152,20 @@ describe('signed in as the owner', () => {
     const second = await callTool(client, 'listOrders', { limit: '2', cursor: page.nextCursor });
     const v1 = await bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(page.nextCursor ?? '')}`, { key: ownerKey });
     expect(second.structuredContent).toEqual(v1.body);
+  });
+
+  test('change feeds follow with the syncCursor, as on /v1: a cursor kept from a feed answers an empty page with the same cursor when nothing changed', async () => {
+    let cursor: string | undefined;
+    for (;;) {
+      const result = await callTool(client, 'listOrderChanges', { limit: 200, ...(cursor === undefined ? {} : { cursor }) });
+      const page = result.structuredContent as { data: unknown[]; hasMore: boolean; syncCursor: string };
+      cursor = page.syncCursor;
+      if (!page.hasMore) break;
+    }
+    const again = await callTool(client, 'listOrderChanges', { cursor });
+    expect(again.structuredContent).toEqual({ data: [], hasMore: false, syncCursor: cursor });
+    const v1 = await bed.request(`/v1/orders/changes?cursor=${encodeURIComponent(cursor ?? '')}`, { key: ownerKey });
+    expect(v1.body).toEqual(again.structuredContent);
   });
 
   test('errors inside a tool are problem documents with instance /mcp#<tool>, in English', async () => {

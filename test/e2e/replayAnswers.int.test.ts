@@ -19,6 +19,11 @@ const collections = [
   '/v1/orders',
   '/v1/orders?limit=7',
   '/v1/fulfillments',
+  // Change feeds: the same items at the same log positions, so the same cursors.
+  '/v1/orders/changes',
+  '/v1/orders/changes?limit=7',
+  '/v1/fulfillments/changes?limit=5',
+  '/v1/inventory/balances/changes',
   '/v1/analytics/briefing',
   '/v1/analytics/approval-backlog',
   '/v1/analytics/clinics/comparison',

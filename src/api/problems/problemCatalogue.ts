@@ -123,6 +123,14 @@ const problemTexts = {
       pt: 'Ocorreu um erro inesperado. Informe o requestId ao contatar o suporte.',
     },
   },
+  'common.service_unavailable': {
+    title: { en: 'Service unavailable', es: 'Servicio no disponible', pt: 'Serviço indisponível' },
+    detail: {
+      en: 'This operation is not available for a moment (its read model is being rebuilt); retry after Retry-After seconds with the same cursor.',
+      es: 'Esta operación no está disponible por un momento (su modelo de lectura se está reconstruyendo); reintente tras los segundos de Retry-After con el mismo cursor.',
+      pt: 'Esta operação está indisponível por um momento (o seu modelo de leitura está sendo reconstruído); tente novamente após os segundos de Retry-After com o mesmo cursor.',
+    },
+  },
 } as const satisfies Record<ProblemCode, ProblemText>;
 
 /** Every problem code /v1 answers with, its HTTP status and its human text. */

@@ -6,6 +6,8 @@ import { defineOperation } from './operation.js';
 import { cursorParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
 import { creationOrderedPage, foundOr404 } from './reads.js';
 
+export const fulfillmentListItemSchema = fulfillmentListItem.openapi('FulfillmentListItem');
+
 export const listFulfillmentsOperation = defineOperation({
   operationId: 'listFulfillments',
   method: 'get',
@@ -20,7 +22,7 @@ export const listFulfillmentsOperation = defineOperation({
     cursor: cursorParameter,
     status: fulfillmentStatus.optional().openapi({ description: 'Only delivery records currently in this status.' }),
   }),
-  response: listEnvelope(fulfillmentListItem.openapi('FulfillmentListItem'), maxPageSize),
+  response: listEnvelope(fulfillmentListItemSchema, maxPageSize),
   responseName: 'FulfillmentList',
   problems: ['common.invalid_request'],
   handle: async (context, { query }) =>

@@ -9,7 +9,7 @@ import { defineOperation, type OperationContext } from './operation.js';
 import { couldExist, cursorParameter, defaultPageSize, filterIdParameter, idParameter, limitParameter, listEnvelope, maxPageSize } from './parameters.js';
 import { confirmAccess, foundOr404 } from './reads.js';
 
-const boxBalanceResponse = boxBalanceRow.strict().openapi('BoxBalance', {
+export const boxBalanceResponse = boxBalanceRow.strict().openapi('BoxBalance', {
   description: 'Quantities of one box in the unit of its item: `available` = `onHand` - `reserved`.',
 });
 

@@ -6,6 +6,7 @@ import { meOperation } from './me.js';
 import type { Operation } from './operation.js';
 import { getOrderOperation, listOrdersOperation } from './orders.js';
 import { analyticsOperations } from './analytics.js';
+import { listBalanceChangesOperation, listFulfillmentChangesOperation, listOrderChangesOperation } from './changes.js';
 import { exportOperations } from './exports.js';
 
 /** Every /v1 operation, in the order of the specification's endpoint table. */
@@ -17,12 +18,16 @@ export const v1Operations: readonly Operation[] = [
   getCatalogItemOperation,
   listCatalogCategoriesOperation,
   listBalancesOperation,
+  listBalanceChangesOperation,
   getBoxOperation,
   getBoxBalanceOperation,
   listBoxMovementsOperation,
   listOrdersOperation,
+  // Before the operations of one record: `changes` is a path of its own, not an id.
+  listOrderChangesOperation,
   getOrderOperation,
   listFulfillmentsOperation,
+  listFulfillmentChangesOperation,
   getFulfillmentOperation,
   ...analyticsOperations,
   ...exportOperations,

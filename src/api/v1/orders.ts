@@ -19,6 +19,8 @@ const orderSchema = orderResponse.openapi('Order', {
     'One order with its lines and approval plan. Order value, its currency and the patient reference are never returned on /v1. `version` grows every time the status changes. No additional properties.',
 });
 
+export const orderListItemSchema = orderListItem.openapi('OrderListItem');
+
 export const listOrdersOperation = defineOperation({
   operationId: 'listOrders',
   method: 'get',
@@ -33,7 +35,7 @@ export const listOrdersOperation = defineOperation({
     cursor: cursorParameter,
     status: orderStatus.optional().openapi({ description: 'Only orders currently in this status.' }),
   }),
-  response: listEnvelope(orderListItem.openapi('OrderListItem'), maxPageSize),
+  response: listEnvelope(orderListItemSchema, maxPageSize),
   responseName: 'OrderList',
   problems: ['common.invalid_request'],
   guardedReads: true,
