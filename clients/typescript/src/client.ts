@@ -1,10 +1,22 @@
 import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
 import type { PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers';
-import { buildExport, type ExportBuildOptions } from './exports.js';
+import { buildExport, type ExportBuildOptions, type ExportResult } from './exports.js';
 import { ProblemError, problemErrorOf } from './problemError.js';
 import type { paths } from './schema.js';
-import { budgetOf, retryingFetch, type Budget, type FetchFunction, type RetryOptions } from './transport.js';
-import { watchExceptions, watchFulfillments, watchOrders, type ExceptionsWatchOptions, type FulfillmentsWatchOptions, type OrdersWatchOptions, type Watcher } from './watch.js';
+import { changeFeeds, syncChanges, type BoxBalance, type ChangeSync, type FulfillmentListItem, type OrderListItem, type SyncOptions } from './sync.js';
+import { budgetOf, reachingFetch, retryingFetch, type Budget, type FetchFunction, type RetryOptions } from './transport.js';
+import {
+  watchBalances,
+  watchExceptions,
+  watchFulfillments,
+  watchOrders,
+  type BalancesWatchOptions,
+  type ExceptionsWatchOptions,
+  type FeedWatcher,
+  type FulfillmentsWatchOptions,
+  type OrdersWatchOptions,
+  type Watcher,
+} from './watch.js';
 
 export type ClientOptions = {
   /** The service's address, e.g. `https://api.dental-supply.example` (without `/v1`). */
@@ -13,7 +25,7 @@ export type ClientOptions = {
   readonly apiKey: string;
   /** The fetch to use (default: the global fetch). */
   readonly fetch?: (input: Request) => Promise<Response>;
-  /** What to do on 429 (default: wait `Retry-After`, at most 3 times). */
+  /** What to do on 429 (default: wait `Retry-After`, at most 3 times; `onRetry` hears of each wait). */
   readonly retry?: RetryOptions;
 };
 
@@ -44,16 +56,48 @@ export type ReadApiClient = {
   /** The budget as the latest answer reported it; undefined before the first budgeted answer. */
   readonly budget: Budget | undefined;
   readonly exports: {
-    /** Requests a briefing export, polls until it is built, downloads and checks the file, returns its bytes. */
-    build(options?: ExportBuildOptions): Promise<Uint8Array>;
+    /** Requests a briefing export, polls until it is built, downloads and checks the file, returns its bytes and the job's id, checksum, size and asOf. */
+    build(options?: ExportBuildOptions): Promise<ExportResult>;
   };
-  /** Change detection by polling, as the specification's "Events" table describes. */
+  /**
+   * What changed since a saved cursor (the change feeds): an async iterator of the items created
+   * or changed, each once in its current form; save its `cursor` afterwards. No cursor: everything.
+   */
+  readonly sync: {
+    orders(options?: SyncOptions): ChangeSync<OrderListItem>;
+    fulfillments(options?: SyncOptions): ChangeSync<FulfillmentListItem>;
+    balances(options?: SyncOptions): ChangeSync<BoxBalance>;
+  };
+  /** Polling watchers: the change feeds every `intervalMs` (and the exceptions list). */
   readonly watch: {
-    orders(options: OrdersWatchOptions): Watcher;
-    fulfillments(options: FulfillmentsWatchOptions): Watcher;
+    orders(options: OrdersWatchOptions): FeedWatcher;
+    fulfillments(options: FulfillmentsWatchOptions): FeedWatcher;
+    balances(options: BalancesWatchOptions): FeedWatcher;
     exceptions(options: ExceptionsWatchOptions): Watcher;
   };
 };
+
+/** createClient was given options it cannot work with (the message says which and why). */
+export class ClientOptionsError extends TypeError {
+  override readonly name = 'ClientOptionsError';
+}
+
+/** The service's address as the client uses it: no trailing slash; an address ending in /v1 is refused. */
+export function serviceAddress(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ClientOptionsError(`baseUrl ${JSON.stringify(baseUrl)} is not an absolute URL (for example https://api.dental-supply.example)`);
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (/\/v1$/i.test(path)) {
+    throw new ClientOptionsError(
+      `baseUrl ${JSON.stringify(baseUrl)} ends with /v1: give the service's address without it (${url.origin}${path.slice(0, -3)}); the paths the client sends (/v1/orders, …) carry /v1 themselves`,
+    );
+  }
+  return `${url.origin}${path}`;
+}
 
 /** The loose shape used inside the helpers, whose paths are fixed by the code that calls them. */
 export type LooseInit = {
@@ -71,9 +115,10 @@ export type LooseApi = {
 };
 
 export function createClient(options: ClientOptions): ReadApiClient {
+  const baseUrl = serviceAddress(options.baseUrl);
   const baseFetch: FetchFunction = (request) => (options.fetch ?? globalThis.fetch)(request);
   const api = createFetchClient<paths, Media>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    baseUrl,
     headers: { Authorization: `Bearer ${options.apiKey}` },
     fetch: retryingFetch(baseFetch, options.retry),
   });
@@ -90,7 +135,7 @@ export function createClient(options: ClientOptions): ReadApiClient {
   const internal: LooseApi = {
     GET: (path, init) => loose.GET(path, init),
     POST: (path, init) => loose.POST(path, init),
-    download: (url, signal) => baseFetch(new Request(url, signal === undefined ? {} : { signal })),
+    download: (url, signal) => reachingFetch(baseFetch)(new Request(url, signal === undefined ? {} : { signal })),
   };
   return {
     GET: api.GET,
@@ -101,9 +146,15 @@ export function createClient(options: ClientOptions): ReadApiClient {
       return budget;
     },
     exports: { build: (buildOptions = {}) => buildExport(internal, buildOptions) },
+    sync: {
+      orders: (syncOptions) => syncChanges(internal, changeFeeds.orders, syncOptions),
+      fulfillments: (syncOptions) => syncChanges(internal, changeFeeds.fulfillments, syncOptions),
+      balances: (syncOptions) => syncChanges(internal, changeFeeds.balances, syncOptions),
+    },
     watch: {
       orders: (watchOptions) => watchOrders(internal, watchOptions),
       fulfillments: (watchOptions) => watchFulfillments(internal, watchOptions),
+      balances: (watchOptions) => watchBalances(internal, watchOptions),
       exceptions: (watchOptions) => watchExceptions(internal, watchOptions),
     },
   };

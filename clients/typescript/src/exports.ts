@@ -25,6 +25,18 @@ export type ExportBuildOptions = {
   readonly signal?: AbortSignal;
 };
 
+/** A built export: the checked file and what the job said of it. */
+export type ExportResult = {
+  /** The CSV file, its length and SHA-256 checked against `byteSize` and `checksum`. */
+  readonly bytes: Uint8Array;
+  readonly exportId: string;
+  /** SHA-256 of the file, 64 lowercase hexadecimal characters. */
+  readonly checksum: string;
+  readonly byteSize: number;
+  /** When the briefing in the file was computed (ISO 8601, UTC); absent from a service that does not say. */
+  readonly asOf: string | undefined;
+};
+
 /** An export that did not give a checked file: the job failed, took too long, or its file never matched its checksum. */
 export class ExportError extends Error {
   override readonly name = 'ExportError';
@@ -43,7 +55,7 @@ export class ExportError extends Error {
  * download the signed link with a plain request (no key), compare length and SHA-256 with
  * `byteSize` and `checksum`, and on a mismatch or an expired link poll again for a fresh link.
  */
-export async function buildExport(api: LooseApi, options: ExportBuildOptions): Promise<Uint8Array> {
+export async function buildExport(api: LooseApi, options: ExportBuildOptions): Promise<ExportResult> {
   const signal = options.signal;
   const headers: Record<string, string> = options.language === undefined ? {} : { 'Accept-Language': options.language };
   const created = await api.POST('/v1/analytics/exports', { body: { period: options.period ?? 'daily' }, headers, ...(signal === undefined ? {} : { signal }) });
@@ -62,7 +74,9 @@ export async function buildExport(api: LooseApi, options: ExportBuildOptions): P
     if (job === undefined) throw await problemErrorOf(polled.response);
     if (job.status === 'ready' && job.downloadUrl !== undefined && job.checksum !== undefined && job.byteSize !== undefined) {
       const bytes = await downloadOnce(api, job.downloadUrl, signal);
-      if (bytes !== undefined && bytes.byteLength === job.byteSize && (await sha256Hex(bytes)) === job.checksum) return bytes;
+      if (bytes !== undefined && bytes.byteLength === job.byteSize && (await sha256Hex(bytes)) === job.checksum) {
+        return { bytes, exportId, checksum: job.checksum, byteSize: job.byteSize, asOf: job.asOf };
+      }
       downloads += 1;
       if (downloads >= maxDownloads) throw new ExportError('checksum', exportId);
       continue;

@@ -1,3 +1,28 @@
+/** The problem codes of /v1 this version knows (the service may add others: branch on `status` then). */
+export const knownProblemCodes = [
+  'common.invalid_request',
+  'api_keys.invalid',
+  'api_keys.scope_missing',
+  'common.forbidden',
+  'catalog.item_not_found',
+  'inventory.box_not_found',
+  'orders.not_found',
+  'common.not_found',
+  'common.method_not_allowed',
+  'common.payload_too_large',
+  'common.request_header_too_large',
+  'common.request_timeout',
+  'common.too_many_requests',
+  'common.internal_error',
+  'common.service_unavailable',
+] as const;
+
+/**
+ * A problem `code`: one of the known codes, `client.unexpected_response` (an answer that is not a
+ * problem document), or a code added by the service after this version (still a string).
+ */
+export type ProblemCode = (typeof knownProblemCodes)[number] | 'client.unexpected_response' | (string & {});
+
 /**
  * A failed request: the service's problem document (RFC 9457), or, for an answer that is not one
  * (a proxy's error page), `code` `client.unexpected_response` with the HTTP status. Branch on
@@ -5,7 +30,7 @@
  */
 export class ProblemError extends Error {
   override readonly name = 'ProblemError';
-  readonly code: string;
+  readonly code: ProblemCode;
   readonly status: number;
   readonly title: string;
   readonly detail: string;
@@ -14,7 +39,7 @@ export class ProblemError extends Error {
   readonly type: string | undefined;
   readonly instance: string | undefined;
 
-  constructor(problem: { code: string; status: number; title: string; detail: string; requestId: string; type?: string; instance?: string }) {
+  constructor(problem: { code: ProblemCode; status: number; title: string; detail: string; requestId: string; type?: string; instance?: string }) {
     super(`${problem.status} ${problem.code}: ${problem.detail}`);
     this.code = problem.code;
     this.status = problem.status;

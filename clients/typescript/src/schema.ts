@@ -11,12 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Identity of the API key
-         * @description The workspace and scopes of the key making the request. Any valid key may call it; use it to verify a new key after rotation. Never contains the key, its hash or any secret.
-         *
-         *     Scope: any valid key.
-         */
+        /** Identity of the API key */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -33,12 +28,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List clinics (locations)
-         * @description Every clinic of the workspace, by clinic id; one terminal page (`limit` and `cursor` are ignored).
-         *
-         *     Scope: `clinics:read`.
-         */
+        /** List clinics (locations) */
         get: operations["listClinics"];
         put?: never;
         post?: never;
@@ -55,12 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List warehouses
-         * @description Every warehouse of the workspace, by warehouse id; one terminal page. A `central` warehouse serves the whole organisation; an `express` warehouse belongs to one clinic (`clinicId`).
-         *
-         *     Scope: `clinics:read`.
-         */
+        /** List warehouses */
         get: operations["listWarehouses"];
         put?: never;
         post?: never;
@@ -77,12 +62,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List catalog items
-         * @description Every catalog item of the workspace, of every status, by item id; one terminal page.
-         *
-         *     Scope: `catalog:read`.
-         */
+        /** List catalog items */
         get: operations["listCatalogItems"];
         put?: never;
         post?: never;
@@ -99,12 +79,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get one catalog item
-         * @description One catalog item of the workspace. An id of another workspace answers exactly like an unknown id.
-         *
-         *     Scope: `catalog:read`.
-         */
+        /** Get one catalog item */
         get: operations["getCatalogItem"];
         put?: never;
         post?: never;
@@ -121,12 +96,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List catalog categories
-         * @description Every catalog category of the workspace, by category id; one terminal page. `parentCategoryId` is present only for a subcategory. A catalog item's `categoryId` and an order line's `category` hold a `categoryId`.
-         *
-         *     Scope: `catalog:read`.
-         */
+        /** List catalog categories */
         get: operations["listCatalogCategories"];
         put?: never;
         post?: never;
@@ -143,13 +113,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List box balances
-         * @description Quantities of every box of the workspace, ordered by box id ascending (byte order), paginated. `catalogItemId` and `warehouseId` narrow the list; one that matches nothing gives an empty page. Filters are not kept in the cursor: send them again on every page.
-         *
-         *     Scope: `inventory:read`.
-         */
+        /** List box balances */
         get: operations["listInventoryBalances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inventory/balances/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List box balances changed since a cursor */
+        get: operations["listInventoryBalanceChanges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -165,12 +147,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get one box
-         * @description One stock box of the workspace by its id (not its printed code).
-         *
-         *     Scope: `inventory:read`.
-         */
+        /** Get one box */
         get: operations["getInventoryBox"];
         put?: never;
         post?: never;
@@ -187,12 +164,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get the quantities of one box
-         * @description The current `onHand`, `reserved` and `available` of one box, with its item and warehouse.
-         *
-         *     Scope: `inventory:read`.
-         */
+        /** Get the quantities of one box */
         get: operations["getInventoryBoxBalance"];
         put?: never;
         post?: never;
@@ -209,12 +181,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List the ledger movements of one box
-         * @description Every movement of the box, oldest first by `occurredAt` (ties in the order they were recorded); one terminal page.
-         *
-         *     Scope: `inventory:read`.
-         */
+        /** List the ledger movements of one box */
         get: operations["listInventoryBoxMovements"];
         put?: never;
         post?: never;
@@ -231,13 +198,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List orders
-         * @description Orders of the workspace, oldest first by creation, paginated. New orders appear at the end: read every page to see them. `status` narrows the list and is evaluated on each request, so an order whose status changes may leave the filter before it is reached.
-         *
-         *     Scope: `orders:read`.
-         */
+        /** List orders */
         get: operations["listOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List orders changed since a cursor */
+        get: operations["listOrderChanges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -253,12 +232,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get one order
-         * @description One order of the workspace by its id (not its number), with lines and approval plan.
-         *
-         *     Scope: `orders:read`.
-         */
+        /** Get one order */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -275,13 +249,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List delivery records
-         * @description Delivery records (fulfillments) of the workspace, oldest first by creation (dispatch), paginated; new records appear at the end. Poll with `status` and compare `status` and `updatedAt` to follow delivery progress.
-         *
-         *     Scope: `fulfillment:read`.
-         */
+        /** List delivery records */
         get: operations["listFulfillments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fulfillments/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List delivery records changed since a cursor */
+        get: operations["listFulfillmentChanges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -297,12 +283,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get the custody history of one order
-         * @description The delivery record of one order: custody `movements` oldest first, delivery `exceptions`, and `delivery`, `receipt` and `closure` once they exist. 404 `common.not_found` when the order does not exist or has no delivery record yet.
-         *
-         *     Scope: `fulfillment:read`.
-         */
+        /** Get the custody history of one order */
         get: operations["getFulfillment"];
         put?: never;
         post?: never;
@@ -319,12 +300,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get one metric with evidence
-         * @description One metric. State metrics describe the workspace at `asOf`; `from` and `to` are validated and do not change them. Window metrics (ORDER_CYCLE_TIME, CONSUMPTION_TREND) cover the whole UTC days from `from` (inclusive) to `to` (exclusive), by default the 30 days ending today.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Get one metric with evidence */
         get: operations["getMetric"];
         put?: never;
         post?: never;
@@ -341,12 +317,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Exceptions that need attention
-         * @description Open delivery exceptions, expired and expiring stock, low stock, open receipt discrepancies and pending approvals, in one total order: `priority` descending; then `detectedAt` ascending (oldest first); then `drillDownType`, `drillDownId` and `metric` in byte order of their UTF-8 text; then, between exceptions of one metric that are still equal, the low-stock `reference.warehouseId`, the delivery exception's `reference.exceptionId`, or the discrepancy's `reference.lineId`, `reference.reasonCode`, `expectedQty` and `receivedQty`. Two reads with no new event between them list the same exceptions in the same order, except where time itself changes a priority (a box entering its last 7 days or expiring, an approval waiting 72 hours). The order is applied before the cap: at most the configured cap are listed, the first ones in this order, and `truncated` says when more exist. With `catalogItemId` the report lists only that item's stock exceptions (LOW_STOCK and EXPIRING_STOCK, whatever they drill down to), in the same order as in the full report; the other kinds are about orders rather than one item's stock and are left out. Poll it and compare `total` and `drillDownId`s to see what changed.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Exceptions that need attention */
         get: operations["getExceptions"];
         put?: never;
         post?: never;
@@ -363,12 +334,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Compare clinics by order counts
-         * @description Every clinic (location) with its total orders (any status) and the orders now awaiting approval, ordered by clinicId. Takes no parameters. Counts only: order value is never included.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Compare clinics by order counts */
         get: operations["getClinicComparison"];
         put?: never;
         post?: never;
@@ -385,12 +351,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Consumption per supply over time
-         * @description Consumption per supply in its own unit, by UTC day or ISO week. The window is at most 366 days; by default the 30 days ending today, by day.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Consumption per supply over time */
         get: operations["getConsumptionTrend"];
         put?: never;
         post?: never;
@@ -407,12 +368,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Pending approvals by age band
-         * @description Orders awaiting approval grouped by how long they have waited: under 24 h, 24–72 h, 72–168 h, and an open band (maxAgeHours null). Takes no parameters. Its evidence is that of the APPROVAL_BACKLOG metric.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Pending approvals by age band */
         get: operations["getApprovalBacklog"];
         put?: never;
         post?: never;
@@ -429,12 +385,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Average duration of each order stage
-         * @description Average hours of each order stage (submitted→approved, approved→dispatched, dispatched→delivered, delivered→received) over stages completed in the 30 UTC days ending today. Takes no parameters; for another window use GET /v1/analytics/metrics/ORDER_CYCLE_TIME with `from` and `to`, whose evidence this shares.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Average duration of each order stage */
         get: operations["getCycleTime"];
         put?: never;
         post?: never;
@@ -451,12 +402,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Management briefing
-         * @description Every metric as figures with localized labels (Accept-Language: en, es, pt). State metrics are as of `asOf`; window metrics cover the period: `daily` is the UTC day of `asOf` so far, `weekly` that day and the six before it. Multi-row metrics (approval age bands, cycle stages, consumption per supply) give one figure per row with `dimension`. Each figure carries the evidence of its source metric.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Management briefing */
         get: operations["getBriefing"];
         put?: never;
         post?: never;
@@ -475,12 +421,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Request a CSV export of the management briefing
-         * @description Creates an export job and answers 202 at once; `Location` is the job's poll URL. The file is built by a worker from the briefing of the period as it stands at build time, with labels in the language of this request's `Accept-Language` (en, es, pt). The body is optional and read as JSON whatever its Content-Type: `{"period": "daily" | "weekly"}` (default daily). Not valid JSON, another field or another period: 400. When the job cannot be queued the answer is 500 `common.internal_error` and no job exists. No idempotency key exists: every POST creates an independent job. Poll `GET /v1/analytics/exports/{exportId}` (about every 3 seconds; polls use the request budget).
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Request a CSV export of the management briefing */
         post: operations["createExport"];
         delete?: never;
         options?: never;
@@ -495,12 +436,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Poll an export job
-         * @description The job's state. Once `ready`: `byteSize`, `checksum`, and a fresh `downloadUrl` valid until `downloadExpiresAt` (5 minutes). Download with a plain GET (no key, no header), then compare the SHA-256 of the bytes with `checksum` and their length with `byteSize`; if they differ, download again. An unknown id, another workspace's job, and a job requested more than 7 days ago all answer 404 `common.not_found`.
-         *
-         *     Scope: `analytics:read`.
-         */
+        /** Poll an export job */
         get: operations["getExport"];
         put?: never;
         post?: never;
@@ -514,68 +450,48 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem document: exactly these seven fields. */
         Problem: {
-            /**
-             * Format: uri
-             * @description The error type base followed by `/` and `code`: an identifier, not a page to open.
-             */
+            /** Format: uri */
             type: string;
-            /** @description Short summary in the negotiated language. */
             title: string;
-            /**
-             * Format: int32
-             * @description Repeats the HTTP status.
-             */
+            /** Format: int32 */
             status: number;
-            /** @description Human text in the negotiated language; not a contract. */
             detail: string;
-            /** @description The request path without its query string. */
             instance: string;
-            /** @description Stable English identifier; branch on it. New codes may appear. Known codes: `common.invalid_request`, `api_keys.invalid`, `api_keys.scope_missing`, `common.forbidden`, `catalog.item_not_found`, `inventory.box_not_found`, `orders.not_found`, `common.not_found`, `common.method_not_allowed`, `common.payload_too_large`, `common.request_header_too_large`, `common.request_timeout`, `common.too_many_requests`, `common.internal_error`. */
             code: string;
-            /** @description Equals the `x-request-id` response header. */
             requestId: string;
         };
         KeyIdentity: {
-            /** @description The tenant (workspace) the key belongs to. */
             workspaceId: string;
-            /**
-             * @description Always `test` in v1. It does not mean sandbox data: the key reads real data.
-             * @enum {string}
-             */
+            /** @enum {string} */
             environment: "test";
-            /** @description Scopes carried by the key, in colon form (for example `catalog:read`), each once. New scopes may appear. */
             scopes: ("clinics:read" | "catalog:read" | "catalog.cost:read" | "inventory:read" | "orders:read" | "fulfillment:read" | "analytics:read")[];
         };
         Clinic: {
             clinicId: string;
             name: string;
             /** @enum {string} */
-            status: "active" | "inactive" | "closed";
+            status: "active" | "inactive" | "closed" | string;
         };
         ClinicList: {
             data: components["schemas"]["Clinic"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
         Warehouse: {
             warehouseId: string;
             name: string;
             /** @enum {string} */
-            kind: "central" | "express";
+            kind: "central" | "express" | string;
             clinicId?: string;
             /** @enum {string} */
-            status: "active" | "inactive" | "closed";
+            status: "active" | "inactive" | "closed" | string;
         };
         WarehouseList: {
             data: components["schemas"]["Warehouse"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
-        /** @description A catalog item. `costStatus`, `cost`, `currency` and `costMeasurement` appear only for a key holding `catalog.cost:read`, and `cost`, `currency` and `costMeasurement` only when a cost is recorded; check `costStatus` before using an amount. Amounts are integers in the minor unit of `currency`. */
         CatalogItem: {
             itemId: string;
             sku: string;
@@ -584,15 +500,15 @@ export interface components {
             unitOfMeasure: string;
             packaging: string;
             /** @enum {string} */
-            criticality: "low" | "medium" | "high" | "critical";
+            criticality: "low" | "medium" | "high" | "critical" | string;
             tracksLot: boolean;
             tracksSerial: boolean;
             tracksExpiry: boolean;
             highValue: boolean;
             /** @enum {string} */
-            status: "active" | "inactive" | "discontinued";
+            status: "active" | "inactive" | "discontinued" | string;
             /** @enum {string} */
-            costStatus?: "confirmed" | "estimated" | "missing";
+            costStatus?: "confirmed" | "estimated" | "missing" | string;
             /** Format: int64 */
             cost?: number;
             currency?: string;
@@ -605,7 +521,6 @@ export interface components {
         CatalogItemList: {
             data: components["schemas"]["CatalogItem"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
         CatalogCategory: {
@@ -616,10 +531,8 @@ export interface components {
         CatalogCategoryList: {
             data: components["schemas"]["CatalogCategory"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
-        /** @description Quantities of one box in the unit of its item: `available` = `onHand` - `reserved`. */
         BoxBalance: {
             boxId: string;
             catalogItemId: string;
@@ -634,32 +547,35 @@ export interface components {
         BoxBalanceList: {
             data: components["schemas"]["BoxBalance"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
-        /** @description One stock box: its printed `code`, item, current warehouse, status, lot, serials as registered, expiry date (`expiresOn`, a calendar date) and origin. `lot`, `serials` and `expiresOn` are present only when recorded. */
+        BoxBalanceChangeList: {
+            data: components["schemas"]["BoxBalance"][];
+            hasMore: boolean;
+            nextCursor?: string;
+            syncCursor: string;
+        };
         Box: {
             boxId: string;
             code: string;
             catalogItemId: string;
             warehouseId: string;
             /** @enum {string} */
-            status: "active" | "quarantined" | "depleted" | "expired" | "disposed";
+            status: "active" | "quarantined" | "depleted" | "expired" | "disposed" | string;
             lot?: string;
             serials?: string[];
             /** Format: date */
             expiresOn?: string;
             origin: {
                 /** @enum {string} */
-                type: "purchase" | "order" | "transfer" | "count";
+                type: "purchase" | "order" | "transfer" | "count" | string;
                 reference?: string;
             };
         };
-        /** @description One entry of the append-only ledger of a box. Optional fields are present only when recorded. */
         StockMovement: {
             movementId: string;
             /** @enum {string} */
-            type: "receive" | "consume" | "issue" | "transfer" | "adjust" | "reserve" | "release" | "dispose" | "return";
+            type: "receive" | "consume" | "issue" | "transfer" | "adjust" | "reserve" | "release" | "dispose" | "return" | string;
             boxId: string;
             catalogItemId: string;
             /** Format: int64 */
@@ -682,7 +598,6 @@ export interface components {
         StockMovementList: {
             data: components["schemas"]["StockMovement"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
         OrderListItem: {
@@ -690,9 +605,9 @@ export interface components {
             /** Format: int32 */
             number: number;
             /** @enum {string} */
-            type: "general" | "clinical";
+            type: "general" | "clinical" | string;
             /** @enum {string} */
-            status: "draft" | "submitted" | "pending_approval" | "approved" | "rejected" | "cancelled" | "allocated" | "picking" | "dispatched" | "delivered" | "exception" | "received" | "partially_fulfilled" | "closed";
+            status: "draft" | "submitted" | "pending_approval" | "approved" | "rejected" | "cancelled" | "allocated" | "picking" | "dispatched" | "delivered" | "exception" | "received" | "partially_fulfilled" | "closed" | string;
             requesterId: string;
             clinicId: string;
             destinationWarehouseId: string;
@@ -702,18 +617,22 @@ export interface components {
         OrderList: {
             data: components["schemas"]["OrderListItem"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
         };
-        /** @description One order with its lines and approval plan. Order value, its currency and the patient reference are never returned on /v1. `version` grows every time the status changes. No additional properties. */
+        OrderChangeList: {
+            data: components["schemas"]["OrderListItem"][];
+            hasMore: boolean;
+            nextCursor?: string;
+            syncCursor: string;
+        };
         Order: {
             orderId: string;
             /** Format: int32 */
             number: number;
             /** @enum {string} */
-            type: "general" | "clinical";
+            type: "general" | "clinical" | string;
             /** @enum {string} */
-            status: "draft" | "submitted" | "pending_approval" | "approved" | "rejected" | "cancelled" | "allocated" | "picking" | "dispatched" | "delivered" | "exception" | "received" | "partially_fulfilled" | "closed";
+            status: "draft" | "submitted" | "pending_approval" | "approved" | "rejected" | "cancelled" | "allocated" | "picking" | "dispatched" | "delivered" | "exception" | "received" | "partially_fulfilled" | "closed" | string;
             requesterId: string;
             clinicId: string;
             destinationWarehouseId: string;
@@ -751,11 +670,8 @@ export interface components {
         FulfillmentListItem: {
             orderId: string;
             fulfillmentId: string;
-            /**
-             * @description dispatched: dispatched from the source warehouse; custody not yet transferred. in_transit: custody transferred after dispatch, or the last open exception resolved. exception: a delivery exception is open. delivered: delivered at the destination. received: received at the destination without discrepancies. partially_received: received with discrepancies. closed: closed; final.
-             * @enum {string}
-             */
-            status: "dispatched" | "in_transit" | "delivered" | "exception" | "received" | "partially_received" | "closed";
+            /** @enum {string} */
+            status: "dispatched" | "in_transit" | "delivered" | "exception" | "received" | "partially_received" | "closed" | string;
             sourceWarehouseId: string;
             destinationWarehouseId: string;
             /** Format: date-time */
@@ -766,23 +682,25 @@ export interface components {
         FulfillmentList: {
             data: components["schemas"]["FulfillmentListItem"][];
             hasMore: boolean;
-            /** @description Present only when `hasMore` is true. */
             nextCursor?: string;
+        };
+        FulfillmentChangeList: {
+            data: components["schemas"]["FulfillmentListItem"][];
+            hasMore: boolean;
+            nextCursor?: string;
+            syncCursor: string;
         };
         Fulfillment: {
             orderId: string;
             fulfillmentId: string;
-            /**
-             * @description dispatched: dispatched from the source warehouse; custody not yet transferred. in_transit: custody transferred after dispatch, or the last open exception resolved. exception: a delivery exception is open. delivered: delivered at the destination. received: received at the destination without discrepancies. partially_received: received with discrepancies. closed: closed; final.
-             * @enum {string}
-             */
-            status: "dispatched" | "in_transit" | "delivered" | "exception" | "received" | "partially_received" | "closed";
+            /** @enum {string} */
+            status: "dispatched" | "in_transit" | "delivered" | "exception" | "received" | "partially_received" | "closed" | string;
             /** Format: date-time */
             updatedAt: string;
             movements: {
                 custodyMovementId: string;
                 /** @enum {string} */
-                type: "handover" | "checkpoint" | "return";
+                type: "handover" | "checkpoint" | "return" | string;
                 fromActorId: string;
                 toActorId: string;
                 location?: string;
@@ -814,111 +732,68 @@ export interface components {
                     /** Format: int64 */
                     receivedQty: number;
                     /** @enum {string} */
-                    reasonCode: "short" | "over" | "damaged" | "wrong_item" | "expired";
+                    reasonCode: "short" | "over" | "damaged" | "wrong_item" | "expired" | string;
                 }[];
             };
             closure?: {
                 closedBy: string;
                 /** @enum {string} */
-                outcome: "complete" | "partial" | "written_off";
+                outcome: "complete" | "partial" | "written_off" | string;
                 /** Format: date-time */
                 closedAt: string;
             };
             exceptions: {
                 exceptionId: string;
                 /** @enum {string} */
-                reasonCode: "damaged" | "lost" | "delayed" | "refused" | "temperature" | "wrong_address";
+                reasonCode: "damaged" | "lost" | "delayed" | "refused" | "temperature" | "wrong_address" | string;
                 description: string;
                 /** Format: date-time */
                 reportedAt: string;
                 /** @enum {string} */
-                resolution?: "redelivered" | "written_off" | "returned";
+                resolution?: "redelivered" | "written_off" | "returned" | string;
                 /** Format: date-time */
                 resolvedAt?: string;
             }[];
         };
-        /**
-         * @description Metric keys. State metrics (at `asOf`): LOW_STOCK, EXPIRING_STOCK, PENDING_ORDERS, APPROVAL_BACKLOG, DELIVERY_EXCEPTIONS, RECEIPT_DISCREPANCIES. Window metrics: ORDER_CYCLE_TIME, CONSUMPTION_TREND. New keys may be added.
-         * @enum {string}
-         */
-        MetricKey: "LOW_STOCK" | "EXPIRING_STOCK" | "PENDING_ORDERS" | "APPROVAL_BACKLOG" | "DELIVERY_EXCEPTIONS" | "RECEIPT_DISCREPANCIES" | "ORDER_CYCLE_TIME" | "CONSUMPTION_TREND";
-        /** @description Window metrics only. */
+        /** @enum {string} */
+        MetricKey: "LOW_STOCK" | "EXPIRING_STOCK" | "PENDING_ORDERS" | "APPROVAL_BACKLOG" | "DELIVERY_EXCEPTIONS" | "RECEIPT_DISCREPANCIES" | "ORDER_CYCLE_TIME" | "CONSUMPTION_TREND" | string;
         AnalyticsWindow: {
-            /**
-             * Format: date-time
-             * @description First instant of the window (UTC midnight, inclusive).
-             */
+            /** Format: date-time */
             from: string;
-            /**
-             * Format: date-time
-             * @description End of the window (UTC midnight, exclusive).
-             */
+            /** Format: date-time */
             to: string;
         };
         MetricBreakdownRow: {
-            /** @description Part of the metric: an age band, a cycle stage, or the catalog item id of a consumption series. */
             dimension: string;
-            /** @description Human label in the language of `Accept-Language` (en, es, pt); not a contract. */
             label: string;
-            /** @description The number; null only when an average had no sample. */
             value: number | null;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unit: string;
-            /**
-             * Format: int32
-             * @description APPROVAL_BACKLOG: lower bound of the band (inclusive).
-             */
+            /** Format: int32 */
             minAgeHours?: number;
-            /**
-             * Format: int32
-             * @description APPROVAL_BACKLOG: upper bound (exclusive); null for the open band.
-             */
+            /** Format: int32 */
             maxAgeHours?: number | null;
-            /**
-             * Format: int64
-             * @description ORDER_CYCLE_TIME: stages behind the average.
-             */
+            /** Format: int64 */
             samples?: number;
         };
-        /** @description One metric. `value` is the headline figure; `breakdown` holds the rows of a multi-row metric (approval age bands, cycle stages, consumption per supply) and is empty otherwise. */
         Metric: {
             metric: components["schemas"]["MetricKey"];
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
-            /** @description Human label in the language of `Accept-Language` (en, es, pt); not a contract. */
             label: string;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unit: string;
-            /** @description The number; null only when an average had no sample. */
             value: number | null;
             window?: components["schemas"]["AnalyticsWindow"];
             breakdown: components["schemas"]["MetricBreakdownRow"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
-        /** @description The filters applied, as sent. */
         ExceptionFilters: {
             catalogItemId?: string;
         };
@@ -929,7 +804,6 @@ export interface components {
             available: number;
             /** Format: int64 */
             reorderPoint: number;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unitOfMeasure: string;
         };
         ExpiringStockReference: {
@@ -940,7 +814,6 @@ export interface components {
             expiresOn: string;
             /** Format: int64 */
             onHand: number;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unitOfMeasure: string;
         };
         DeliveryExceptionReference: {
@@ -968,193 +841,110 @@ export interface components {
             orderNumber: number;
             clinicId: string;
             /** @enum {string} */
-            band: "under_24h" | "24h_to_72h" | "72h_to_168h" | "over_168h";
+            band: "under_24h" | "24h_to_72h" | "72h_to_168h" | "over_168h" | string;
         };
-        /** @description One exception; `reference` has the shape of its `metric`. */
         AnalyticsException: {
             /** @enum {string} */
             metric: "LOW_STOCK";
-            /**
-             * Format: int32
-             * @description Higher is more urgent; the list is ordered by priority, highest first.
-             */
+            /** Format: int32 */
             priority: number;
-            /**
-             * @description What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.
-             * @enum {string}
-             */
-            drillDownType: "order" | "fulfillment" | "box" | "catalog_item";
+            /** @enum {string} */
+            drillDownType: "order" | "fulfillment" | "box" | "catalog_item" | string;
             drillDownId: string;
-            /** @description Evidence of the metric this exception counts toward. */
             evidenceId: string;
-            /**
-             * Format: date-time
-             * @description When the condition began.
-             */
+            /** Format: date-time */
             detectedAt: string;
             reference: components["schemas"]["LowStockReference"];
         } | {
             /** @enum {string} */
             metric: "EXPIRING_STOCK";
-            /**
-             * Format: int32
-             * @description Higher is more urgent; the list is ordered by priority, highest first.
-             */
+            /** Format: int32 */
             priority: number;
-            /**
-             * @description What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.
-             * @enum {string}
-             */
-            drillDownType: "order" | "fulfillment" | "box" | "catalog_item";
+            /** @enum {string} */
+            drillDownType: "order" | "fulfillment" | "box" | "catalog_item" | string;
             drillDownId: string;
-            /** @description Evidence of the metric this exception counts toward. */
             evidenceId: string;
-            /**
-             * Format: date-time
-             * @description When the condition began.
-             */
+            /** Format: date-time */
             detectedAt: string;
             reference: components["schemas"]["ExpiringStockReference"];
         } | {
             /** @enum {string} */
             metric: "DELIVERY_EXCEPTIONS";
-            /**
-             * Format: int32
-             * @description Higher is more urgent; the list is ordered by priority, highest first.
-             */
+            /** Format: int32 */
             priority: number;
-            /**
-             * @description What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.
-             * @enum {string}
-             */
-            drillDownType: "order" | "fulfillment" | "box" | "catalog_item";
+            /** @enum {string} */
+            drillDownType: "order" | "fulfillment" | "box" | "catalog_item" | string;
             drillDownId: string;
-            /** @description Evidence of the metric this exception counts toward. */
             evidenceId: string;
-            /**
-             * Format: date-time
-             * @description When the condition began.
-             */
+            /** Format: date-time */
             detectedAt: string;
             reference: components["schemas"]["DeliveryExceptionReference"];
         } | {
             /** @enum {string} */
             metric: "RECEIPT_DISCREPANCIES";
-            /**
-             * Format: int32
-             * @description Higher is more urgent; the list is ordered by priority, highest first.
-             */
+            /** Format: int32 */
             priority: number;
-            /**
-             * @description What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.
-             * @enum {string}
-             */
-            drillDownType: "order" | "fulfillment" | "box" | "catalog_item";
+            /** @enum {string} */
+            drillDownType: "order" | "fulfillment" | "box" | "catalog_item" | string;
             drillDownId: string;
-            /** @description Evidence of the metric this exception counts toward. */
             evidenceId: string;
-            /**
-             * Format: date-time
-             * @description When the condition began.
-             */
+            /** Format: date-time */
             detectedAt: string;
             reference: components["schemas"]["ReceiptDiscrepancyReference"];
         } | {
             /** @enum {string} */
             metric: "APPROVAL_BACKLOG";
-            /**
-             * Format: int32
-             * @description Higher is more urgent; the list is ordered by priority, highest first.
-             */
+            /** Format: int32 */
             priority: number;
-            /**
-             * @description What `drillDownId` names: `order` (GET /v1/orders/{id}), `fulfillment` (GET /v1/fulfillments/{orderId}), `box` (GET /v1/inventory/boxes/{id}), `catalog_item` (GET /v1/catalog/items/{id}). New values may be added.
-             * @enum {string}
-             */
-            drillDownType: "order" | "fulfillment" | "box" | "catalog_item";
+            /** @enum {string} */
+            drillDownType: "order" | "fulfillment" | "box" | "catalog_item" | string;
             drillDownId: string;
-            /** @description Evidence of the metric this exception counts toward. */
             evidenceId: string;
-            /**
-             * Format: date-time
-             * @description When the condition began.
-             */
+            /** Format: date-time */
             detectedAt: string;
             reference: components["schemas"]["PendingApprovalReference"];
         };
         ExceptionsReport: {
-            /**
-             * Format: int64
-             * @description Exceptions found (with `catalogItemId`, that item's stock exceptions); a lower bound when `truncated` is true.
-             */
+            /** Format: int64 */
             total: number;
             filters: components["schemas"]["ExceptionFilters"];
             exceptions: components["schemas"]["AnalyticsException"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
-        /** @description No filters today; kept for additive ones. */
         ComparisonFilters: Record<string, never>;
         ClinicComparisonRow: {
             clinicId: string;
             clinicName: string;
-            /** @description For example `active`. */
             clinicStatus: string;
             /** Format: int64 */
             totalOrders: number;
             /** Format: int64 */
             pendingApprovalOrders: number;
         };
-        /** @description Order counts per clinic, ordered by clinicId. Counts only: order value is never included. */
         ClinicComparison: {
             /** @enum {string} */
             metric: "CLINIC_ORDER_COUNTS";
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
             /** @enum {string} */
             unit: "orders";
             filters: components["schemas"]["ComparisonFilters"];
             clinics: components["schemas"]["ClinicComparisonRow"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
         ConsumptionPoint: {
@@ -1162,10 +952,7 @@ export interface components {
             periodStart: string;
             /** Format: date-time */
             periodEnd: string;
-            /**
-             * Format: int64
-             * @description Quantity consumed, in `unitOfMeasure`.
-             */
+            /** Format: int64 */
             quantity: number;
             /** Format: int64 */
             movements: number;
@@ -1173,55 +960,34 @@ export interface components {
         ConsumptionSeries: {
             catalogItemId: string;
             name: string;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unitOfMeasure: string;
             points: components["schemas"]["ConsumptionPoint"][];
         };
-        /** @description Consumption per supply in its own unit, one series per (catalog item, unit of measure), ordered by catalogItemId. Points are days or ISO weeks (Monday to Sunday) clipped to the window; periods without consumption are omitted. */
         ConsumptionTrend: {
             /** @enum {string} */
             metric: "CONSUMPTION_TREND";
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
             /** @enum {string} */
-            granularity: "day" | "week";
+            granularity: "day" | "week" | string;
             window: components["schemas"]["AnalyticsWindow"] & unknown;
             series: components["schemas"]["ConsumptionSeries"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
         ApprovalBacklogBand: {
             band: string;
-            /** @description Human label in the language of `Accept-Language` (en, es, pt); not a contract. */
             label: string;
             /** Format: int32 */
             minAgeHours: number;
-            /**
-             * Format: int32
-             * @description Exclusive upper bound; null for the open band.
-             */
+            /** Format: int32 */
             maxAgeHours: number | null;
             /** Format: int64 */
             count: number;
@@ -1229,43 +995,26 @@ export interface components {
         ApprovalBacklog: {
             /** @enum {string} */
             metric: "APPROVAL_BACKLOG";
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
             /** @enum {string} */
             unit: "orders";
             /** Format: int64 */
             totalPending: number;
             bands: components["schemas"]["ApprovalBacklogBand"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
         CycleStage: {
             stage: string;
-            /** @description Human label in the language of `Accept-Language` (en, es, pt); not a contract. */
             label: string;
-            /** @description Null when no order completed the stage in the window. */
             averageHours: number | null;
             /** Format: int64 */
             samples: number;
@@ -1273,164 +1022,87 @@ export interface components {
         CycleTime: {
             /** @enum {string} */
             metric: "ORDER_CYCLE_TIME";
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
             /** @enum {string} */
             unit: "hours";
             window: components["schemas"]["AnalyticsWindow"] & unknown;
-            /** @description Submitted to received; null without samples. */
             overallAverageHours: number | null;
             stages: components["schemas"]["CycleStage"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
         BriefingFigure: {
             metric: components["schemas"]["MetricKey"];
-            /** @description Present on rows of a multi-row metric (age band, cycle stage, consumption series). */
             dimension?: string;
-            /** @description Human label in the language of `Accept-Language` (en, es, pt); not a contract. */
             label: string;
-            /** @description The number; null only when an average had no sample. */
             value: number | null;
-            /** @description `count`, `orders`, `movements`, `hours`, or the catalog unit of measure of a supply. */
             unit: string;
-            /** @description Evidence of the source metric: the same id its analytics operation returns. */
             evidenceId: string;
         };
         Briefing: {
             /** @enum {string} */
             metric: "MANAGEMENT_BRIEFING";
-            /** @description What the figure counts, in English. */
             definition: string;
-            /**
-             * Format: int32
-             * @description Version of the definition; it changes when the meaning does.
-             */
+            /** Format: int32 */
             definitionVersion: number;
             /** @enum {string} */
-            period: "daily" | "weekly";
+            period: "daily" | "weekly" | string;
             window: components["schemas"]["AnalyticsWindow"] & unknown;
             figures: components["schemas"]["BriefingFigure"][];
-            /**
-             * @description Every time and day boundary of analytics is UTC.
-             * @enum {string}
-             */
+            /** @enum {string} */
             timezone: "UTC";
-            /**
-             * Format: date-time
-             * @description When the figures were computed.
-             */
+            /** Format: date-time */
             asOf: string;
-            /**
-             * @description Figures are read from projections kept up to date continuously.
-             * @enum {string}
-             */
+            /** @enum {string} */
             freshness: "live";
-            /** @description Reproducible reference of the figure, a content address: a digest of the workspace, the definition version, what was computed with its resolved parameters (a window as its whole UTC days, filters, scan caps), the projection checkpoint the figure was read at, and the value(s) served. The instant of the request and its language never enter it: the same figure at the same checkpoint has the same id in every answer that carries it (the metric, the briefing in any language, the briefing CSV), and a changed figure or a later checkpoint gives another. An id keeps verifying (`supply-api evidence verify`, which recomputes the figure from the event log) for as long as the evidence retention after the last answer that carried it. */
             evidenceId: string;
-            /** @description True when a bounded scan reached its cap: figures are then lower bounds, lists a prefix. */
             truncated: boolean;
         };
         ExportAccepted: {
-            /**
-             * Format: uuid
-             * @description The only handle to the job (a UUID). Every POST creates a new, independent job.
-             */
+            /** Format: uuid */
             exportId: string;
             /** @enum {string} */
             status: "pending";
             /** @enum {string} */
             reportType: "briefing";
-            /**
-             * @description `daily` or `weekly`, as requested.
-             * @enum {string}
-             */
-            period: "daily" | "weekly";
-            /**
-             * Format: date-time
-             * @description When the request was accepted; the job is deleted 7 days later.
-             */
+            /** @enum {string} */
+            period: "daily" | "weekly" | string;
+            /** Format: date-time */
             requestedAt: string;
         };
-        /** @description Optional. The only field is `period`; any other field is a 400. */
         ExportRequest: {
-            /**
-             * @description `daily` (default) or `weekly`.
-             * @enum {string}
-             */
+            /** @enum {string} */
             period?: "daily" | "weekly";
         };
         ExportJob: {
-            /**
-             * Format: uuid
-             * @description The only handle to the job (a UUID). Every POST creates a new, independent job.
-             */
+            /** Format: uuid */
             exportId: string;
-            /**
-             * @description `pending` → `building` → `ready`; a build error gives `failed` with `error`, then an automatic retry may return it to `building` and end `ready`. New values may be added.
-             * @enum {string}
-             */
-            status: "pending" | "building" | "ready" | "failed";
+            /** @enum {string} */
+            status: "pending" | "building" | "ready" | "failed" | string;
             /** @enum {string} */
             reportType: "briefing";
-            /**
-             * @description `daily` or `weekly`, as requested.
-             * @enum {string}
-             */
-            period: "daily" | "weekly";
-            /**
-             * Format: date-time
-             * @description When the request was accepted; the job answers 404 from 7 days later.
-             */
+            /** @enum {string} */
+            period: "daily" | "weekly" | string;
+            /** Format: date-time */
             requestedAt: string;
-            /**
-             * Format: date-time
-             * @description Present once ready: the time the briefing in the file was computed at (its figures equal the briefing of that period at that time).
-             */
+            /** Format: date-time */
             asOf?: string;
-            /**
-             * Format: int64
-             * @description Present once ready: the file size in bytes.
-             */
+            /** Format: int64 */
             byteSize?: number;
-            /** @description Present once ready: SHA-256 of the file, 64 lowercase hexadecimal characters. Compare it, and `byteSize`, with what you downloaded. */
             checksum?: string;
-            /**
-             * Format: uri
-             * @description Present only when ready: a signed link to the CSV, used with a plain GET and no API key or other header. A new link on every poll.
-             */
+            /** Format: uri */
             downloadUrl?: string;
-            /**
-             * Format: date-time
-             * @description Present with `downloadUrl`: when that link stops working (5 minutes after this poll). Poll again for a fresh link.
-             */
+            /** Format: date-time */
             downloadExpiresAt?: string;
-            /**
-             * @description Machine-readable reason, present when failed. A job that failed once and was built again keeps it while building and after ready: check `status` first. New values may be added.
-             * @enum {string}
-             */
+            /** @enum {string} */
             error?: "processing_error";
         };
     };
@@ -1455,148 +1127,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["KeyIdentity"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.forbidden",
-                     *       "title": "Forbidden",
-                     *       "status": 403,
-                     *       "detail": "This operation is not allowed for the caller.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.forbidden",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1614,148 +1150,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ClinicList"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1773,148 +1173,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WarehouseList"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1932,148 +1196,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CatalogItemList"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2093,180 +1221,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CatalogItem"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `catalog.item_not_found` (Catalog item not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/catalog.item_not_found",
-                     *       "title": "Catalog item not found",
-                     *       "status": 404,
-                     *       "detail": "No catalog item with this id exists in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "catalog.item_not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2284,148 +1244,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CatalogCategoryList"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2448,180 +1272,38 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BoxBalanceList"];
                 };
             };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
+        };
+    };
+    listInventoryBalanceChanges: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
             };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
+            header?: {
+                "Accept-Language"?: string;
+                "X-Request-Id"?: string;
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["BoxBalanceChangeList"];
                 };
             };
         };
@@ -2641,180 +1323,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Box"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `inventory.box_not_found` (Box not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/inventory.box_not_found",
-                     *       "title": "Box not found",
-                     *       "status": 404,
-                     *       "detail": "No stock box with this id exists in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "inventory.box_not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2834,180 +1348,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BoxBalance"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `inventory.box_not_found` (Box not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/inventory.box_not_found",
-                     *       "title": "Box not found",
-                     *       "status": 404,
-                     *       "detail": "No stock box with this id exists in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "inventory.box_not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3027,180 +1373,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StockMovementList"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `inventory.box_not_found` (Box not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/inventory.box_not_found",
-                     *       "title": "Box not found",
-                     *       "status": 404,
-                     *       "detail": "No stock box with this id exists in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "inventory.box_not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3222,180 +1400,38 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderList"];
                 };
             };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
+        };
+    };
+    listOrderChanges: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
             };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
+            header?: {
+                "Accept-Language"?: string;
+                "X-Request-Id"?: string;
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OrderChangeList"];
                 };
             };
         };
@@ -3415,180 +1451,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `orders.not_found` (Order not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/orders.not_found",
-                     *       "title": "Order not found",
-                     *       "status": 404,
-                     *       "detail": "No order with this id exists in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "orders.not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3610,180 +1478,38 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FulfillmentList"];
                 };
             };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
+        };
+    };
+    listFulfillmentChanges: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
             };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
+            header?: {
+                "Accept-Language"?: string;
+                "X-Request-Id"?: string;
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["FulfillmentChangeList"];
                 };
             };
         };
@@ -3803,180 +1529,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Fulfillment"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.not_found` (Not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.not_found",
-                     *       "title": "Not found",
-                     *       "status": 404,
-                     *       "detail": "The resource does not exist in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3999,180 +1557,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Metric"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4192,180 +1582,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ExceptionsReport"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4383,148 +1605,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ClinicComparison"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4546,180 +1632,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ConsumptionTrend"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4737,148 +1655,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApprovalBacklog"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4896,148 +1678,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CycleTime"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5057,180 +1703,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Briefing"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5245,166 +1723,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Optional JSON body. */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ExportRequest"];
             };
         };
         responses: {
-            /** @description Success. */
             202: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Path of what was created (its poll URL). */
-                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ExportAccepted"];
-                };
-            };
-            /** @description Problem document: `common.invalid_request` (Invalid request). */
-            400: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.invalid_request",
-                     *       "title": "Invalid request",
-                     *       "status": 400,
-                     *       "detail": "The request cannot be processed as sent; retrying it unchanged fails again.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.invalid_request",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5424,180 +1754,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ExportJob"];
-                };
-            };
-            /** @description Not modified: `If-None-Match` matched the current answer. No body; the same `ETag`, budget and rate-limit headers as a 200 (the request used the budget). */
-            304: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged. */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document: `api_keys.invalid` (Invalid API key). */
-            401: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.invalid",
-                     *       "title": "Invalid API key",
-                     *       "status": 401,
-                     *       "detail": "Send a valid, active API key as \"Authorization: Bearer <API_KEY>\".",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.invalid",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `api_keys.scope_missing` (Scope missing) or `common.forbidden` (Forbidden). */
-            403: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/api_keys.scope_missing",
-                     *       "title": "Scope missing",
-                     *       "status": 403,
-                     *       "detail": "The API key does not hold the scope this operation requires.",
-                     *       "instance": "/v1/…",
-                     *       "code": "api_keys.scope_missing",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.not_found` (Not found). */
-            404: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.not_found",
-                     *       "title": "Not found",
-                     *       "status": 404,
-                     *       "detail": "The resource does not exist in this workspace.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.not_found",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.too_many_requests` (Too many requests). */
-            429: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    /** @description Per-key budget for the current window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 when exhausted). */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Budget snapshot: `limit=<n>, remaining=<n>, reset=<n>`. */
-                    RateLimit?: string;
-                    /** @description Policy: `<limit>;w=<window-seconds>`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds until another request is allowed. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.too_many_requests",
-                     *       "title": "Too many requests",
-                     *       "status": 429,
-                     *       "detail": "The request budget of this API key for the current window is used up; wait Retry-After seconds.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.too_many_requests",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document: `common.internal_error` (Internal error). */
-            500: {
-                headers: {
-                    /** @description The request id: the `X-Request-Id` sent with the request when it was a UUID, otherwise a new UUID. */
-                    "x-request-id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://problems.dental-supply.example/v1/common.internal_error",
-                     *       "title": "Internal error",
-                     *       "status": 500,
-                     *       "detail": "An unexpected error occurred. Quote the requestId when contacting support.",
-                     *       "instance": "/v1/…",
-                     *       "code": "common.internal_error",
-                     *       "requestId": "3f1c2a9e-6d0b-4a51-9b7e-2f4c8d1e5a60"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

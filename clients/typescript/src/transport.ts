@@ -14,7 +14,50 @@ export type RetryOptions = {
   readonly maxRetries?: number;
   /** A `Retry-After` longer than this is not waited for: the 429 is thrown at once (default 120). */
   readonly maxWaitSeconds?: number;
+  /** Called before each wait after a 429 (to log it, or count it): the request, the wait and which retry comes next. */
+  readonly onRetry?: (retry: RetryInfo) => void;
 };
+
+/** A 429 the client is about to wait out (RetryOptions.onRetry). */
+export type RetryInfo = {
+  readonly method: string;
+  readonly url: string;
+  /** Seconds it waits (the answer's `Retry-After`). */
+  readonly waitSeconds: number;
+  /** 1 for the first retry of this request. */
+  readonly attempt: number;
+  /** The budget the 429 reported. */
+  readonly budget: Budget | undefined;
+};
+
+/**
+ * The request never got an answer: the service could not be reached (DNS, refused or reset
+ * connection, TLS, a proxy that hung up). Nothing is known about whether it was served; reads are
+ * safe to send again. `cause` is the error of fetch.
+ */
+export class NetworkError extends Error {
+  override readonly name = 'NetworkError';
+  readonly code = 'client.network_error';
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`${method} ${url}: the service could not be reached (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+  }
+}
+
+/** `send`, with a failure to get any answer thrown as NetworkError (an abort stays the signal's reason). */
+export function reachingFetch(send: FetchFunction): FetchFunction {
+  return async (request) => {
+    try {
+      return await send(request);
+    } catch (error) {
+      if (request.signal.aborted || error instanceof NetworkError) throw error;
+      throw new NetworkError(request.method, request.url, error);
+    }
+  };
+}
 
 export type FetchFunction = (input: Request) => Promise<Response>;
 
@@ -34,13 +77,15 @@ export function budgetOf(response: Response, now: Date): Budget | undefined {
 export function retryingFetch(send: FetchFunction, options: RetryOptions = {}, sleep: (ms: number, signal?: AbortSignal) => Promise<void> = delay): FetchFunction {
   const maxRetries = options.maxRetries ?? 3;
   const maxWaitSeconds = options.maxWaitSeconds ?? 120;
+  const reaching = reachingFetch(send);
   return async (request) => {
     for (let attempt = 0; ; attempt += 1) {
-      const response = await send(request.clone());
+      const response = await reaching(request.clone());
       if (response.status !== 429 || attempt >= maxRetries) return response;
       const waitSeconds = integerHeader(response, 'retry-after') ?? 1;
       if (waitSeconds > maxWaitSeconds) return response;
       await response.body?.cancel();
+      options.onRetry?.({ method: request.method, url: request.url, waitSeconds, attempt: attempt + 1, budget: budgetOf(response, new Date()) });
       await sleep(waitSeconds * 1000, request.signal);
     }
   };

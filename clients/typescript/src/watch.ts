@@ -1,15 +1,18 @@
-import { isPage, type LooseApi } from './client.js';
+import type { LooseApi } from './client.js';
 import { problemErrorOf } from './problemError.js';
-import type { components, paths } from './schema.js';
+import type { components } from './schema.js';
+import { changeFeeds, syncChanges, type BoxBalance, type FulfillmentListItem, type OrderListItem } from './sync.js';
 import { delay } from './transport.js';
 
 type Schemas = components['schemas'];
-export type OrderListItem = Schemas['OrderListItem'];
-export type FulfillmentListItem = Schemas['FulfillmentListItem'];
 export type AnalyticsException = Schemas['AnalyticsException'];
 
-/** A record seen for the first time, or one whose status, version or `updatedAt` moved on. */
-export type RecordChange<R> = { readonly kind: 'new'; readonly record: R } | { readonly kind: 'changed'; readonly record: R; readonly previous: R };
+/**
+ * A record of a change feed: `existing` on the first poll of a watcher started without a cursor
+ * (what there is), `changed` afterwards (created or changed since the previous poll), each in its
+ * current form.
+ */
+export type RecordChange<R> = { readonly kind: 'existing' | 'changed'; readonly record: R };
 
 /** An exception not seen before, or a different `total`. */
 export type ExceptionChange = { readonly kind: 'new'; readonly record: AnalyticsException } | { readonly kind: 'total'; readonly total: number; readonly previousTotal: number };
@@ -21,15 +24,20 @@ type CommonWatchOptions<C> = {
   readonly intervalMs?: number;
   /** A poll that failed (the watcher goes on); default: `console.error`. */
   readonly onError?: (error: unknown) => void;
-  /** false: the first poll only learns what exists and reports nothing (default true: all of it is `new`). */
+  /** false: the first poll only learns what exists and reports nothing (default true). */
   readonly reportExisting?: boolean;
 };
 
-type OrderStatus = NonNullable<NonNullable<paths['/v1/orders']['get']['parameters']['query']>['status']>;
-type FulfillmentStatus = NonNullable<NonNullable<paths['/v1/fulfillments']['get']['parameters']['query']>['status']>;
+export type ChangeWatchOptions<R> = CommonWatchOptions<RecordChange<R>> & {
+  /** A cursor saved from `onCursor` (or a sync): the watcher goes on from there, after a restart too. */
+  readonly cursor?: string;
+  /** Called after every poll whose changes were all handled, with the cursor to save. */
+  readonly onCursor?: (cursor: string) => void | Promise<void>;
+};
 
-export type OrdersWatchOptions = CommonWatchOptions<RecordChange<OrderListItem>> & { readonly status?: OrderStatus };
-export type FulfillmentsWatchOptions = CommonWatchOptions<RecordChange<FulfillmentListItem>> & { readonly status?: FulfillmentStatus };
+export type OrdersWatchOptions = ChangeWatchOptions<OrderListItem>;
+export type FulfillmentsWatchOptions = ChangeWatchOptions<FulfillmentListItem>;
+export type BalancesWatchOptions = ChangeWatchOptions<BoxBalance>;
 export type ExceptionsWatchOptions = CommonWatchOptions<ExceptionChange> & { readonly catalogItemId?: string };
 
 export type Watcher = {
@@ -41,21 +49,56 @@ export type Watcher = {
   readonly polls: number;
 };
 
-/** New orders (unseen `orderId`) and status changes (other `status` or higher `version`), from every page of `GET /v1/orders`. */
-export function watchOrders(api: LooseApi, options: OrdersWatchOptions): Watcher {
-  return watchList(api, '/v1/orders', filters({ status: options.status }), options, (record: OrderListItem) => record.orderId, (previous, current) => previous.status !== current.status || current.version > previous.version);
+/** A watcher of a change feed. */
+export type FeedWatcher = Watcher & {
+  /** The cursor after the last poll whose changes were all handled (save it to go on after a restart). */
+  readonly cursor: string | undefined;
+};
+
+/** Orders created or changed, from `GET /v1/orders/changes`: one request a poll when nothing changed. */
+export function watchOrders(api: LooseApi, options: OrdersWatchOptions): FeedWatcher {
+  return watchFeed(api, changeFeeds.orders, options);
 }
 
-/** New delivery records and progress (other `status` or later `updatedAt`), from every page of `GET /v1/fulfillments`. */
-export function watchFulfillments(api: LooseApi, options: FulfillmentsWatchOptions): Watcher {
-  return watchList(
-    api,
-    '/v1/fulfillments',
-    filters({ status: options.status }),
-    options,
-    (record: FulfillmentListItem) => record.orderId,
-    (previous, current) => previous.status !== current.status || Date.parse(current.updatedAt) > Date.parse(previous.updatedAt),
-  );
+/** Delivery records dispatched or changed, from `GET /v1/fulfillments/changes`. */
+export function watchFulfillments(api: LooseApi, options: FulfillmentsWatchOptions): FeedWatcher {
+  return watchFeed(api, changeFeeds.fulfillments, options);
+}
+
+/** Box balances that changed, from `GET /v1/inventory/balances/changes`. */
+export function watchBalances(api: LooseApi, options: BalancesWatchOptions): FeedWatcher {
+  return watchFeed(api, changeFeeds.balances, options);
+}
+
+/**
+ * A watcher over a change feed: each poll syncs from the cursor of the last one. A change whose
+ * handler throws ends the poll without moving the cursor, so the next poll reports it again.
+ */
+function watchFeed<R>(api: LooseApi, path: string, options: ChangeWatchOptions<R>): FeedWatcher {
+  let cursor = options.cursor;
+  const fromStart = cursor === undefined;
+  const watcher = startWatcher(options, async (firstPoll) => {
+    const sync = syncChanges<R>(api, path, { cursor });
+    const existing = firstPoll && fromStart;
+    for await (const record of sync) {
+      if (!existing) await options.onChange({ kind: 'changed', record });
+      else if (options.reportExisting !== false) await options.onChange({ kind: 'existing', record });
+    }
+    if (sync.cursor !== undefined && sync.cursor !== cursor) {
+      cursor = sync.cursor;
+      await options.onCursor?.(cursor);
+    }
+  });
+  return {
+    poll: watcher.poll,
+    stop: watcher.stop,
+    get polls() {
+      return watcher.polls;
+    },
+    get cursor() {
+      return cursor;
+    },
+  };
 }
 
 /** Needs attention: an exception with an unseen `drillDownId` (per metric), or a different `total`. */
@@ -79,41 +122,6 @@ export function watchExceptions(api: LooseApi, options: ExceptionsWatchOptions):
 
 function filters(given: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(given).filter((entry): entry is [string, string] => entry[1] !== undefined));
-}
-
-function watchList<R>(
-  api: LooseApi,
-  path: string,
-  query: Record<string, string>,
-  options: CommonWatchOptions<RecordChange<R>>,
-  keyOf: (record: R) => string,
-  hasChanged: (previous: R, current: R) => boolean,
-): Watcher {
-  const reader = conditionalReader(api);
-  const known = new Map<string, R>();
-  return startWatcher(options, async (firstPoll) => {
-    const records: R[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await reader.read(path, { ...query, limit: 200, ...(cursor === undefined ? {} : { cursor }) });
-      if (!isPage(page)) throw new Error(`${path} did not answer a list`);
-      records.push(...(page.data as R[]));
-      cursor = page.hasMore ? page.nextCursor : undefined;
-    } while (cursor !== undefined);
-    for (const record of records) {
-      const key = keyOf(record);
-      const previous = known.get(key);
-      if (previous === undefined) {
-        if (!firstPoll || options.reportExisting !== false) await options.onChange({ kind: 'new', record });
-      } else if (hasChanged(previous, record)) {
-        await options.onChange({ kind: 'changed', record, previous });
-      } else {
-        continue;
-      }
-      // Remembered only once reported: a change whose handler threw comes again.
-      known.set(key, record);
-    }
-  });
 }
 
 /**

@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { createClient, ExportError, ProblemError, type OrderListItem, type RecordChange } from '@dental-supply/read-api-client';
+import {
+  ClientOptionsError,
+  createClient,
+  ExportError,
+  knownProblemCodes,
+  NetworkError,
+  ProblemError,
+  type OrderListItem,
+  type RecordChange,
+  type RetryInfo,
+} from '@dental-supply/read-api-client';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createApp } from '../../../src/api/createApp.js';
 import { buildOpenApiDocument } from '../../../src/api/openapi/openApiDocument.js';
@@ -12,6 +22,8 @@ import { loadConfig } from '../../../src/config/config.js';
 import type { TenantSummary } from '../../../src/console/seedSummary.js';
 import { failingPuts } from '../../../test/support/failingBlobStore.js';
 import { createPrincipalCache } from '../../../src/keys/principalCache.js';
+import { problemCodes } from '../../../src/platform/errors.js';
+import { closedPort } from '../../../test/support/redisProxy.js';
 import { issuableScopes } from '../../../src/keys/scopes.js';
 import { systemClock } from '../../../src/platform/clock.js';
 import { slonikRowReader } from '../../../src/platform/projectionReader.js';
@@ -102,6 +114,87 @@ describe('requests, problems and the budget', () => {
   });
 });
 
+describe('sync', () => {
+  test('a full sync gives every order once; a sync from its cursor gives exactly what changed since, and nothing when nothing changed', async () => {
+    const recorded = recordingFetch();
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
+    const full = client.sync.orders({ limit: 9 });
+    expect(full.cursor).toBeUndefined();
+    const seen = new Map<string, OrderListItem>();
+    for await (const order of full) seen.set(order.orderId, order);
+    const listed: OrderListItem[] = [];
+    for await (const order of client.paginate('/v1/orders')) listed.push(order);
+    expect(new Set(seen.keys())).toEqual(new Set(listed.map((order) => order.orderId)));
+    expect(full.requests).toBe(Math.ceil((listed.length + 1) / 9));
+    const cursor = full.cursor;
+    expect(typeof cursor).toBe('string');
+
+    const idle = client.sync.orders({ cursor });
+    for await (const order of idle) throw new Error(`nothing changed, yet ${order.orderId} came`);
+    expect(idle.requests).toBe(1);
+    expect(idle.cursor).toBe(cursor);
+
+    const placed = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+    await bed.console.advanceOrder({ workspaceId: tenant.workspaceId, orderId: placed.orderId });
+    await bed.settle();
+    const changed = client.sync.orders({ cursor });
+    const items: OrderListItem[] = [];
+    for await (const order of changed) items.push(order);
+    expect(items.map((order) => order.orderId)).toEqual([placed.orderId]);
+    expect(changed.cursor).not.toBe(cursor);
+
+    const balances = client.sync.balances({ limit: 200 });
+    let boxes = 0;
+    for await (const balance of balances) boxes += balance.available === balance.onHand - balance.reserved ? 1 : 0;
+    expect(boxes).toBeGreaterThan(0);
+    const fulfillments = client.sync.fulfillments();
+    for await (const fulfillment of fulfillments) expect(fulfillment.orderId).toMatch(/\S/);
+    expect(typeof fulfillments.cursor).toBe('string');
+  });
+
+  test('a loop left half way keeps the cursor before the page it was in, so nothing is lost', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
+    const sync = client.sync.orders({ limit: 5 });
+    let taken = 0;
+    for await (const order of sync) {
+      expect(order.orderId).toMatch(/\S/);
+      taken += 1;
+      if (taken === 7) break;
+    }
+    const first: string[] = [];
+    for await (const order of client.sync.orders({ limit: 5 })) first.push(order.orderId);
+    const resumed: string[] = [];
+    for await (const order of client.sync.orders({ cursor: sync.cursor, limit: 5 })) resumed.push(order.orderId);
+    expect(resumed).toEqual(first.slice(5));
+  });
+});
+
+describe('options and errors', () => {
+  test('a baseUrl that ends with /v1 is refused with a clear message', () => {
+    for (const baseUrl of [`${bed.baseUrl}/v1`, `${bed.baseUrl}/v1/`]) {
+      expect(() => createClient({ baseUrl, apiKey: key })).toThrow(ClientOptionsError);
+      expect(() => createClient({ baseUrl, apiKey: key })).toThrow(/ends with \/v1: give the service's address without it \(http:\/\/127\.0\.0\.1:\d+\)/);
+    }
+    expect(() => createClient({ baseUrl: 'api.example', apiKey: key })).toThrow(/not an absolute URL/);
+    expect(() => createClient({ baseUrl: `${bed.baseUrl}/`, apiKey: key })).not.toThrow();
+  });
+
+  test('a service that cannot be reached throws NetworkError, not a bare TypeError', async () => {
+    const port = await closedPort();
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
+    const failure = await client.get('/v1/me').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).toMatchObject({ name: 'NetworkError', code: 'client.network_error', method: 'GET', url: `http://127.0.0.1:${port}/v1/me` });
+    expect((failure as NetworkError).cause).toBeInstanceOf(TypeError);
+    const sync = client.sync.orders();
+    await expect(sync[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(NetworkError);
+  });
+
+  test('the client knows every problem code of the service', () => {
+    expect([...knownProblemCodes].sort()).toEqual([...problemCodes].sort());
+  });
+});
+
 describe('paginate', () => {
   test('walks every page, sending the filters again with each cursor', async () => {
     const recorded = recordingFetch();
@@ -173,10 +266,14 @@ describe('429', () => {
     const server = await tightlyBudgetedServer();
     try {
       const recorded = recordingFetch();
-      const client = createClient({ baseUrl: server.baseUrl, apiKey: key, fetch: recorded.fetch, retry: { maxRetries: 3 } });
+      const retries: RetryInfo[] = [];
+      const client = createClient({ baseUrl: server.baseUrl, apiKey: key, fetch: recorded.fetch, retry: { maxRetries: 3, onRetry: (retry) => retries.push(retry) } });
       for (let round = 0; round < 3; round += 1) expect((await client.get('/v1/me')).workspaceId).toBe(tenant.workspaceId);
       const statuses = recorded.sent.map((request) => request.status);
       expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
+      expect(retries).toHaveLength(statuses.filter((status) => status === 429).length);
+      expect(retries[0]).toMatchObject({ method: 'GET', url: `${server.baseUrl}/v1/me`, attempt: 1, budget: { limit: 2, remaining: 0 } });
+      expect(retries[0]?.waitSeconds).toBeGreaterThanOrEqual(1);
       expect(statuses.at(-1)).toBe(200);
       expect(client.budget?.policy).toBe('2;w=2');
 
@@ -201,7 +298,8 @@ describe('exports.build', () => {
     storage.failNext(0);
     const recorded = recordingFetch();
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
-    const bytes = await client.exports.build({ period: 'weekly', language: 'es', pollIntervalMs: 200 });
+    const built = await client.exports.build({ period: 'weekly', language: 'es', pollIntervalMs: 200 });
+    const { bytes } = built;
     const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
     expect(text.startsWith('\uFEFFmetric,dimension,label,value,unit,evidenceId\r\n')).toBe(true);
     const poll = recorded.sent.filter((request) => request.url.pathname.startsWith('/v1/analytics/exports/')).at(-1);
@@ -213,6 +311,8 @@ describe('exports.build', () => {
     const job = await client.get('/v1/analytics/exports/{exportId}', { params: { path: { exportId } } });
     expect(job.period).toBe('weekly');
     expect(job.checksum).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(built).toEqual({ bytes, exportId, checksum: job.checksum, byteSize: bytes.byteLength, asOf: job.asOf });
+    expect(built.asOf).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   test('a download whose bytes do not match the checksum is fetched again', async () => {
@@ -226,7 +326,7 @@ describe('exports.build', () => {
       return new Response(bytes, { status: 200 });
     });
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
-    const bytes = await client.exports.build({ pollIntervalMs: 200 });
+    const { bytes } = await client.exports.build({ pollIntervalMs: 200 });
     expect(corrupted).toBe(1);
     expect(recorded.sent.filter((request) => !request.url.pathname.startsWith('/v1')).length).toBe(2);
     expect(new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(0, 10))).toBe('\uFEFFmetric,');
@@ -235,8 +335,9 @@ describe('exports.build', () => {
   test('a build that failed once and was rebuilt by the service still gives the file', async () => {
     storage.failNext(1);
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
-    const bytes = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500 });
+    const { bytes, byteSize } = await client.exports.build({ pollIntervalMs: 200, maxPollIntervalMs: 500 });
     expect(bytes.byteLength).toBeGreaterThan(50);
+    expect(byteSize).toBe(bytes.byteLength);
   });
 
   test('a build that keeps failing throws ExportError failed with the job error', async () => {
@@ -251,53 +352,72 @@ describe('exports.build', () => {
 });
 
 describe('watch', () => {
-  test('orders: every order once as new, then only what changed, once; polls never overlap, read 200 at a time with If-None-Match', async () => {
+  test('orders: what exists once as existing, then each change once as changed, one request a poll while nothing changes; the cursor goes on after a restart', async () => {
     const recorded = recordingFetch();
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: recorded.fetch });
     const changes: RecordChange<OrderListItem>[] = [];
     const errors: unknown[] = [];
+    const cursors: string[] = [];
     const watcher = client.watch.orders({
       intervalMs: 50,
       onError: (error) => errors.push(error),
+      onCursor: (cursor) => void cursors.push(cursor),
       onChange: async (change) => {
         changes.push(change);
         // A slow handler: the next poll must wait for it.
         await new Promise((resolve) => setTimeout(resolve, 1));
       },
     });
+    let saved: string | undefined;
     try {
       await vi.waitFor(() => expect(watcher.polls).toBeGreaterThanOrEqual(3), { timeout: 20_000 });
       const everything = await createClient({ baseUrl: bed.baseUrl, apiKey: key }).get('/v1/orders', { params: { query: { limit: 200 } } });
-      const initial = changes.filter((change) => change.kind === 'new').length;
-      expect(initial).toBe(everything.data.length);
-      expect(changes.every((change) => change.kind === 'new')).toBe(true);
-      const lists = recorded.sent.filter((request) => request.url.pathname === '/v1/orders' && request.url.searchParams.get('limit') === '200');
-      const pagesPerPoll = lists.filter((request) => request.ifNoneMatch === null).length;
-      expect(lists.length).toBeGreaterThanOrEqual(3 * pagesPerPoll);
-      expect(lists.slice(pagesPerPoll).map((request) => [request.ifNoneMatch !== null, request.status])).toEqual(lists.slice(pagesPerPoll).map(() => [true, 304]));
+      const initial = changes.length;
+      expect(changes.every((change) => change.kind === 'existing')).toBe(true);
+      expect(new Set(changes.map((change) => change.record.orderId))).toEqual(new Set(everything.data.map((order) => order.orderId)));
+      const feedRequests = recorded.sent.filter((request) => request.url.pathname === '/v1/orders/changes');
+      const pagesOfFirstPoll = feedRequests.filter((request) => !request.url.searchParams.has('cursor')).length;
+      // Every later poll, nothing having changed: one request.
+      expect(feedRequests.length - pagesOfFirstPoll).toBe(watcher.polls - 1);
+      expect(cursors).toHaveLength(1);
 
       const open = everything.data.find((order) => order.status === 'submitted' || order.status === 'approved' || order.status === 'allocated');
       if (open === undefined) throw new Error('the seed has no open order');
       await bed.console.advanceOrder({ workspaceId: tenant.workspaceId, orderId: open.orderId });
       const placed = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
       await bed.settle();
-      const pollsBefore = watcher.polls;
-      await vi.waitFor(() => expect(changes.length).toBe(initial + 2), { timeout: 20_000 });
-      await vi.waitFor(() => expect(watcher.polls).toBeGreaterThanOrEqual(pollsBefore + 4), { timeout: 20_000 });
+      const changedIds = () => new Set(changes.slice(initial).map((change) => change.record.orderId));
+      await vi.waitFor(() => expect(changedIds()).toEqual(new Set([open.orderId, placed.orderId])), { timeout: 20_000 });
       const later = changes.slice(initial);
-      expect(later).toHaveLength(2);
-      const changed = later.find((change) => change.kind === 'changed');
-      expect(changed?.record.orderId).toBe(open.orderId);
-      expect(changed?.kind === 'changed' && changed.record.version > changed.previous.version).toBe(true);
-      expect(later.find((change) => change.kind === 'new')?.record.orderId).toBe(placed.orderId);
+      // Each change once (the placed order's two events may come in one poll or two).
+      expect(later.length).toBeLessThanOrEqual(3);
+      expect(later.every((change) => change.kind === 'changed')).toBe(true);
+      expect(later.filter((change) => change.record.orderId === open.orderId)).toHaveLength(1);
+      expect(later.find((change) => change.record.orderId === open.orderId)?.record.version).toBeGreaterThan(open.version);
       expect(errors).toEqual([]);
       expect(recorded.maxInFlight()).toBe(1);
+      await vi.waitFor(() => expect(cursors.length).toBeGreaterThanOrEqual(2), { timeout: 20_000 });
+      await watcher.poll();
+      saved = watcher.cursor;
+      expect(saved).toBe(cursors.at(-1));
     } finally {
       await watcher.stop();
     }
     const polls = watcher.polls;
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(watcher.polls).toBe(polls);
+
+    // A new process with the saved cursor: only what changed meanwhile.
+    const advanced = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+    await bed.settle();
+    const resumed: RecordChange<OrderListItem>[] = [];
+    const again = createClient({ baseUrl: bed.baseUrl, apiKey: key }).watch.orders({ intervalMs: 60_000, ...(saved === undefined ? {} : { cursor: saved }), onChange: (change) => void resumed.push(change) });
+    try {
+      await vi.waitFor(() => expect(again.polls).toBe(1), { timeout: 20_000 });
+      expect(resumed.map((change) => [change.kind, change.record.orderId])).toEqual([['changed', advanced.orderId]]);
+    } finally {
+      await again.stop();
+    }
   });
 
   test('fulfillments: a delivery that progresses is reported once as changed', async () => {
@@ -316,7 +436,7 @@ describe('watch', () => {
       await watcher.poll();
       await watcher.poll();
       expect(changes).toHaveLength(1);
-      expect(changes[0]).toMatchObject({ kind: 'changed', record: { orderId }, previous: { orderId, status: moving?.status } });
+      expect(changes[0]).toMatchObject({ kind: 'changed', record: { orderId } });
       expect(changes[0]?.record.status).not.toBe(moving?.status);
     } finally {
       await watcher.stop();
