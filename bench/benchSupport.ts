@@ -174,15 +174,16 @@ const forwardedLines = 20;
 /** Settings of the bench's own environment a child process must not inherit: it gets the bench's own. */
 export const inheritedButNotWanted = ['REDIS_URL', 'EVENTSTORE_URL', 'PORT', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_BASE_URL'];
 
-/** Spawns `node ARGV --port P` on a free port and waits until it answers /healthz; it joins `children`. */
+/** Spawns `node ARGV --port P` on `port` (a free one by default) and waits until it answers /healthz; it joins `children`. */
 export async function startChild(
   children: Set<Child>,
   name: string,
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   cpuProfDir?: string,
+  port?: number,
 ): Promise<Child> {
-  const port = await freePort();
+  port ??= await freePort();
   const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !inheritedButNotWanted.includes(key)));
   const nodeFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
   const child = spawn(process.execPath, [...nodeFlags, ...argv, '--port', String(port)], {

@@ -23,6 +23,7 @@ const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   api: () => import('./api.js'),
   analytics: () => import('./analytics.js'),
   export: () => import('./export.js'),
+  sync: () => import('./sync.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {
