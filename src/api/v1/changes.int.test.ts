@@ -1,10 +1,11 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiTestBed, type ApiTestBed } from '../../../test/support/apiTestBed.js';
 import { silentLogger } from '../../../test/support/databases.js';
 import { ordersProjection } from '../../../projections/orders/projection.js';
 import type { TenantSummary } from '../../console/seedSummary.js';
 import { issuableScopes } from '../../keys/scopes.js';
-import { sql } from '../../platform/sql.js';
+import { driverText, sql } from '../../platform/sql.js';
 import { pointViews, loadGenerations } from '../../projecting/generations.js';
 import { replayProjections } from '../../projecting/replay.js';
 
@@ -175,6 +176,29 @@ describe('change feeds', () => {
     const listed = await wholeList('/v1/orders');
     expect([...known.values()].sort(byId('orderId'))).toEqual([...listed].sort(byId('orderId')));
   }, 120_000);
+
+  test('given an order appended while the projector cannot commit, then a sync read meanwhile ends at what the read model has committed, and the next sync from its cursor gives the order', async () => {
+    // The projector's batch starts by moving the checkpoints: holding the row holds the batch back.
+    // (A connection of its own: the console's appends must not run inside this transaction.)
+    const holder = new pg.Client({ connectionString: bed.database.url });
+    await holder.connect();
+    let placed: { orderId: string; cursor: string };
+    try {
+      await holder.query('BEGIN');
+      const hold = sql.typeAlias('void')`SELECT FROM projection_generations WHERE projection = ${'orders'} AND state = 'active' FOR UPDATE`;
+      await holder.query(driverText(hold), [...hold.values]);
+      const order = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const during = await sync('/v1/orders/changes');
+      expect(during.items.map((item) => item.orderId)).not.toContain(order.orderId);
+      placed = { orderId: order.orderId, cursor: during.cursor };
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    await bed.settle();
+    expect((await sync('/v1/orders/changes', placed.cursor)).items.map((item) => item.orderId)).toEqual([placed.orderId]);
+  });
 
   test('given a saved cursor, when orders are rebuilt (blue/green replay), then the cursor still reads exactly what changed after it', async () => {
     const { cursor, items: before } = await sync('/v1/orders/changes');
