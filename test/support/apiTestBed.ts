@@ -28,6 +28,7 @@ import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './d
 import { createResponseValidator, type ResponseValidator } from './openApiValidator.js';
 import { closedPort } from './redisProxy.js';
 import { testRedisUrl } from './services.js';
+import { fetchRetryingStaleConnection } from './staleConnectionRetry.js';
 
 export const testAsOf = '2026-11-01T00:00:00.000Z';
 export const testErrorTypeBase = 'https://problems.test.example/v1';
@@ -218,7 +219,7 @@ export async function createApiTestBed(
       request: async (path, requestOptions = {}) => {
         const headers: Record<string, string> = { ...requestOptions.headers };
         if (requestOptions.key !== undefined) headers.authorization = `Bearer ${requestOptions.key}`;
-        const response = await fetch(`${baseUrl}${path}`, {
+        const response = await fetchRetryingStaleConnection(`${baseUrl}${path}`, {
           method: requestOptions.method ?? 'GET',
           headers,
           ...(requestOptions.body === undefined ? {} : { body: requestOptions.body }),
