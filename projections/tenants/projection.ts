@@ -94,6 +94,7 @@ export const tenantsProjection: Projection = {
   handles: ['WorkspaceCreated', 'WorkspaceSuspended', 'WorkspaceReactivated', 'MemberJoined', 'MemberSuspended', 'MemberReactivated', 'MemberRemoved'],
   folding: tenantsFolding,
   apply: applyByFolding(tenantsFolding),
+  governsAccess: true,
 };
 
 /** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */

@@ -6,6 +6,7 @@ import type { ExportService } from '../exports/exportService.js';
 import type { DatabasePool } from 'slonik';
 import type { PrincipalCache } from '../keys/principalCache.js';
 import type { RowReader } from '../platform/projectionReader.js';
+import type { ReadRouter } from '../platform/readReplicas.js';
 import type { Logger } from '../platform/logger.js';
 import { accessLog } from './accessLog.js';
 import type { HttpMetrics } from './httpMetrics.js';
@@ -24,6 +25,8 @@ import { v1Router } from './v1/v1Router.js';
 export type ApiDependencies = {
   readonly db: DatabasePool;
   readonly reads: RowReader;
+  /** Where /v1 reads go (hot standbys with READ_DATABASE_URL); absent: the primary. */
+  readonly router?: ReadRouter;
   readonly principals: PrincipalCache;
   readonly logger: Logger;
   readonly budget: RequestBudget;

@@ -7,6 +7,8 @@ describe('settings', () => {
     expect(config).toEqual({
       port: 8080,
       databaseUrl: undefined,
+      readDatabaseUrls: [],
+      readReplicaMaxLagMs: 5000,
       eventStoreUrl: undefined,
       redisUrl: undefined,
       s3: undefined,
@@ -31,6 +33,8 @@ describe('settings', () => {
       {
         PORT: '9090',
         DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/supply',
+        READ_DATABASE_URL: 'postgres://postgres@10.0.0.2:5432/supply, postgresql://postgres@10.0.0.3:5432/supply',
+        READ_REPLICA_MAX_LAG_MS: '2500',
         EVENTSTORE_URL: 'esdb://127.0.0.1:2113?tls=false',
         REDIS_URL: 'redis://127.0.0.1:6379',
         S3_BUCKET: 'supply-exports',
@@ -59,6 +63,8 @@ describe('settings', () => {
     expect(config).toMatchObject({
       port: 9090,
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/supply',
+      readDatabaseUrls: ['postgres://postgres@10.0.0.2:5432/supply', 'postgresql://postgres@10.0.0.3:5432/supply'],
+      readReplicaMaxLagMs: 2500,
       eventStoreUrl: 'esdb://127.0.0.1:2113?tls=false',
       redisUrl: 'redis://127.0.0.1:6379',
       s3: { bucket: 'supply-exports', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', forcePathStyle: true },
@@ -92,6 +98,10 @@ describe('settings', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['DATABASE_URL', 'not a url'],
+    ['READ_DATABASE_URL', 'postgres://standby1/db,mysql://standby2/db'],
+    ['READ_DATABASE_URL', ','],
+    ['READ_REPLICA_MAX_LAG_MS', '50'],
+    ['READ_REPLICA_MAX_LAG_MS', 'soon'],
     ['EVENTSTORE_URL', 'http://127.0.0.1:2113'],
     ['REDIS_URL', 'localhost:6379'],
     ['S3_BUCKET', 'Bad_Bucket'],
@@ -116,6 +126,10 @@ describe('settings', () => {
     const attempt = () => loadConfig({ S3_BUCKET: 'supply-exports', [setting]: value });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(new RegExp(`^Invalid setting ${setting}: `));
+  });
+
+  test('READ_DATABASE_URL needs DATABASE_URL, and says so', () => {
+    expect(() => loadConfig({ READ_DATABASE_URL: 'postgres://standby1/db' })).toThrow(/^Invalid setting READ_DATABASE_URL: needs DATABASE_URL/);
   });
 
   test('S3_ENDPOINT without S3_BUCKET names the missing bucket', () => {

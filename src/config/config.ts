@@ -75,6 +75,23 @@ const trustProxySetting = z.preprocess(
 const environmentSchema = z.object({
   PORT: integerSetting(0, 65535, 8080),
   DATABASE_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['postgres:', 'postgresql:'], 'postgres://user@host:5432/db').optional()),
+  READ_DATABASE_URL: z.preprocess(
+    emptyAsAbsent,
+    z
+      .string()
+      .transform((value, context): readonly string[] => {
+        const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+        const wrong = entries.find((entry) => !URL.canParse(entry) || !['postgres:', 'postgresql:'].includes(new URL(entry).protocol));
+        if (entries.length > 0 && wrong === undefined) return Object.freeze([...new Set(entries)]);
+        context.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: 'must be one or more comma-separated URLs of hot standbys (postgres://user@standby1:5432/db,postgres://user@standby2:5432/db)',
+        });
+        return z.NEVER;
+      })
+      .optional(),
+  ),
+  READ_REPLICA_MAX_LAG_MS: integerSetting(100, 600_000, 5000),
   EVENTSTORE_URL: z.preprocess(
     emptyAsAbsent,
     urlWithProtocols(['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'], 'esdb://host:2113?tls=false').optional(),
@@ -121,6 +138,10 @@ const environmentSchema = z.object({
 export type Config = Readonly<{
   port: number;
   databaseUrl: string | undefined;
+  /** Hot standbys of DATABASE_URL that /v1 and /mcp read from (empty: every read goes to the primary). */
+  readDatabaseUrls: readonly string[];
+  /** A standby further behind than this (replay lag) serves no reads until it has caught up. */
+  readReplicaMaxLagMs: number;
   eventStoreUrl: string | undefined;
   redisUrl: string | undefined;
   s3: Readonly<{ bucket: string; endpoint: string | undefined; region: string; forcePathStyle: boolean }> | undefined;
@@ -160,12 +181,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     throw new ConfigError(typeof setting === 'string' ? setting : 'environment', issue?.message ?? 'invalid');
   }
   const e = parsed.data;
+  if (e.READ_DATABASE_URL !== undefined && e.DATABASE_URL === undefined) {
+    throw new ConfigError('READ_DATABASE_URL', 'needs DATABASE_URL (the primary its standbys replicate); the embedded database has no standbys');
+  }
   if ((e.S3_ENDPOINT !== undefined || e.S3_FORCE_PATH_STYLE) && e.S3_BUCKET === undefined) {
     throw new ConfigError('S3_BUCKET', 'must be set when S3_ENDPOINT or S3_FORCE_PATH_STYLE is set');
   }
   return Object.freeze({
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    readDatabaseUrls: e.READ_DATABASE_URL ?? Object.freeze([]),
+    readReplicaMaxLagMs: e.READ_REPLICA_MAX_LAG_MS,
     eventStoreUrl: e.EVENTSTORE_URL,
     redisUrl: e.REDIS_URL,
     s3:

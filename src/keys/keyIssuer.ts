@@ -1,5 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import type { Clock } from '../platform/clock.js';
+import { commitToStandbys } from '../platform/db.js';
 import { generateKey, hashKey, keyPrefix } from './keyFormat.js';
 import { countActiveKeys, insertKey, listKeys, lockTenantKeys, markKeyRevoked, prefixTaken, type StoredKey } from './keyStore.js';
 import { allScopes, isScope, issuableScopes, scopesNoKeyCanHold, type Scope } from './scopes.js';
@@ -45,6 +46,8 @@ export async function issueKey(
   const scopes = parseRequestedScopes(input.scopes);
   await deps.checkRequester(input.workspaceId, input.memberId);
   return deps.pool.transaction(async (transaction) => {
+    // A new key is known to the standbys serving reads before it is handed out.
+    await commitToStandbys(transaction);
     await lockTenantKeys(transaction, input.workspaceId);
     if ((await countActiveKeys(transaction, input.workspaceId)) >= maxActiveKeysPerTenant) {
       throw new KeyIssueError(

@@ -1,5 +1,6 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
+import { commitToStandbys } from '../platform/db.js';
 import { sql } from '../platform/sql.js';
 
 const keyRow = z.object({
@@ -51,13 +52,20 @@ export async function findKeyByPrefix(pool: DatabasePool | DatabaseTransactionCo
   return pool.maybeOne(sql.type(keyRow)`SELECT ${keyColumns} FROM api_keys WHERE prefix = ${prefix}`);
 }
 
-/** Revokes an active key; returns the key as it now stands, or null when no key has that prefix. */
+/**
+ * Revokes an active key; returns the key as it now stands, or null when no key has that prefix.
+ * The revocation commits to the standbys serving reads (`commitToStandbys`): once this resolves,
+ * no read statement of the key succeeds anywhere.
+ */
 export async function markKeyRevoked(pool: DatabasePool, prefix: string, at: string): Promise<StoredKey | null> {
-  await pool.query(sql.typeAlias('void')`
-    UPDATE api_keys SET status = 'revoked', revoked_at = ${at}
-    WHERE prefix = ${prefix} AND status = 'active'
-  `);
-  return findKeyByPrefix(pool, prefix);
+  return pool.transaction(async (transaction) => {
+    await commitToStandbys(transaction);
+    await transaction.query(sql.typeAlias('void')`
+      UPDATE api_keys SET status = 'revoked', revoked_at = ${at}
+      WHERE prefix = ${prefix} AND status = 'active'
+    `);
+    return findKeyByPrefix(transaction, prefix);
+  });
 }
 
 export async function listKeys(pool: DatabasePool, tenantId: string): Promise<readonly StoredKey[]> {

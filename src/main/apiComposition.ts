@@ -7,8 +7,9 @@ import { createLimits, createRequestBudget } from '../api/rateLimit/requestBudge
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
 import { createPrincipalCache } from '../keys/principalCache.js';
-import { createDatabasePool, requestPoolTimeouts, type Database } from '../platform/db.js';
-import { createProjectionReader } from '../platform/projectionReader.js';
+import type { Database } from '../platform/db.js';
+import type { ReadRouter } from '../platform/readReplicas.js';
+import { composeReadRouter, openRequestPools } from './readRouting.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
 import { lazyAssistantRoutes } from '../mcp/lazyAssistantRoutes.js';
@@ -42,22 +43,22 @@ export async function composeApi(
   if (exportService === undefined) throw new Error('the api role needs the export queue');
   // Requests of the hot operations take one connection of the reader; the others one of this pool.
   // Both are bounded (requestPoolTimeouts) so that a request ends in bounded time while Postgres is away.
-  const pool = await createDatabasePool(database.connectionUri, database.kind === 'pglite' ? 2 : 5, database.kind, {
-    resetOnRelease: false,
-    timeouts: requestPoolTimeouts,
-  });
-  const reads = createProjectionReader(database.connectionUri, {
-    kind: database.kind,
-    maximumPoolSize: database.kind === 'pglite' ? 2 : 10,
-    logger,
-    validateRows: options.validateProjectionRows ?? false,
-    timeouts: requestPoolTimeouts,
-  });
-  const secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
+  const validateRows = options.validateProjectionRows ?? false;
+  const { db: pool, reads } = await openRequestPools(database.connectionUri, database.kind, logger, { validateRows });
+  // With READ_DATABASE_URL, the reads of /v1 and /mcp go to a usable hot standby (see ReadRouter).
+  let router: ReadRouter;
+  let secret: string;
+  try {
+    router = await composeReadRouter(config, logger, { connectionUri: database.connectionUri, pools: { db: pool, reads } }, { validateRows });
+    secret = await loadSigningSecret(pool, config.signingSecret).catch(async (error: unknown) => {
+      await router.close();
+      throw error;
+    });
+  } catch (error) {
     await reads.close();
     await pool.end();
     throw error;
-  });
+  }
   const unmetered = await createRequestBudget({
     pointsPerWindow: config.rateLimitPerMinute,
     windowSeconds: budgetWindowSeconds,
@@ -81,6 +82,7 @@ export async function composeApi(
   return {
     db: pool,
     reads,
+    router,
     principals: createPrincipalCache(),
     logger,
     budget,
@@ -97,6 +99,7 @@ export async function composeApi(
           assistant: lazyAssistantRoutes({
             limits: assistantLimits,
             db: pool,
+            router,
             budget,
             operations: v1Operations,
             cursors,
@@ -115,6 +118,7 @@ export async function composeApi(
       await oauthPurge?.stop();
       await assistantLimits?.close();
       await budget.close();
+      await router.close();
       await reads.close();
       await pool.end();
     },

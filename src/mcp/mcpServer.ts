@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { approvalPolicySummary } from '../console/approvalPolicy.js';
 import type { Logger } from '../platform/logger.js';
 import { slonikRowReader } from '../platform/projectionReader.js';
+import type { ReadRouter } from '../platform/readReplicas.js';
 import { ApiError } from '../platform/errors.js';
 import { problemDocument } from '../api/problems/problemDocument.js';
 import type { RequestBudget } from '../api/rateLimit/requestBudget.js';
@@ -18,7 +19,10 @@ import { asOperationPrincipal, effectiveScopes, mayUseScope, type McpPrincipal }
 import { toolDescriptions } from './toolDescriptions.js';
 
 export type McpDependencies = OperationServices & {
+  /** The primary: tokens, OAuth state, operations that read their own writes, what reads store. */
   readonly db: DatabasePool;
+  /** Where tool reads go when hot standbys serve them (READ_DATABASE_URL); absent: the primary. */
+  readonly router?: ReadRouter;
   readonly budget: RequestBudget;
   readonly operations: readonly Operation[];
   readonly logger: Logger;
@@ -201,15 +205,26 @@ export function createMcpServer(deps: McpDependencies, catalogue: ToolCatalogue,
           else query[name] = value;
         }
         try {
-          const result = await deps.db.connect((db) =>
-            // The token was checked when the request began; reads run on this connection, unguarded.
-            invokeOperation(
-              deps,
-              tool.operation,
-              { principal: asOperationPrincipal(principal), db, reads: slonikRowReader(db), readGuard: undefined, language: 'en', requestId },
-              { params, query, body: {} },
-            ),
-          );
+          // The token was checked on the primary when the request began; reads run on one
+          // connection of a standby (or of the primary), unguarded; what they store goes to the primary.
+          const onStandby = tool.operation.readsOwnWrites !== true && deps.router !== undefined ? deps.router.route() : undefined;
+          const invoke = (pool: DatabasePool, standby: boolean) =>
+            pool.connect((db) =>
+              invokeOperation(
+                deps,
+                tool.operation,
+                { principal: asOperationPrincipal(principal), db, primary: standby ? deps.db : db, reads: slonikRowReader(db), readGuard: undefined, language: 'en', requestId },
+                { params, query, body: {} },
+              ),
+            );
+          const result =
+            onStandby === undefined || !onStandby.standby
+              ? await invoke(deps.db, false)
+              : await invoke(onStandby.db, true).catch((error: unknown) => {
+                  if (error instanceof ApiError) throw error;
+                  deps.logger.warn({ standby: onStandby.name, err: error, tool: tool.name }, 'a tool read failed on a standby; serving it on the primary');
+                  return invoke(deps.db, false);
+                });
           // Through JSON text, so that stored JSON (JsonText) is plain data in the structured content too.
           const text = JSON.stringify(result);
           return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };

@@ -3,6 +3,7 @@ import {
   createNumericTypeParser,
   createPool,
   type DatabasePool,
+  type DatabaseTransactionConnection,
   type DriverTypeParser,
 } from 'slonik';
 import type { Config } from '../config/config.js';
@@ -91,7 +92,7 @@ export const requestPoolTimeouts = { statementMs: 10_000, queryMs: 12_000, conne
 export type PoolOptions = {
   readonly resetOnRelease?: boolean;
   /** Server- and client-side statement bounds; absent for pools that run long statements (projector, replay, migrations). */
-  readonly timeouts?: typeof requestPoolTimeouts;
+  readonly timeouts?: { readonly statementMs: number; readonly queryMs: number; readonly connectionMs: number };
 };
 
 export async function createDatabasePool(
@@ -100,7 +101,7 @@ export async function createDatabasePool(
   kind: DatabaseKind = 'postgres',
   options: PoolOptions = {},
 ): Promise<DatabasePool> {
-  const timeouts = options.timeouts;
+  const { timeouts } = options;
   return createPool(withUtcSession(connectionUri), {
     interceptors: [createResultParserInterceptor()],
     typeParsers,
@@ -121,6 +122,17 @@ export async function createDatabasePool(
     // the statements of every request.
     ...(kind === 'pglite' || options.resetOnRelease === false ? { resetConnection: async () => {} } : {}),
   });
+}
+
+/**
+ * The open transaction commits with `synchronous_commit = remote_apply`: its commit returns (and
+ * becomes visible on the primary) only once every synchronous standby named by the primary's
+ * `synchronous_standby_names` has applied it, so that a standby serving reads sees it on the very
+ * next statement. With no synchronous standby it is an ordinary commit. For changes of who may
+ * read: key issuance and revocation, tenant and member statuses.
+ */
+export async function commitToStandbys(transaction: DatabaseTransactionConnection): Promise<void> {
+  await transaction.query(sql.typeAlias('void')`SET LOCAL synchronous_commit = remote_apply`);
 }
 
 /** Every session runs in UTC, whatever the server's default zone. */

@@ -4,6 +4,7 @@ import { checkTrustedEvent, decodeEvent, eventSchemas, type EventType } from '..
 import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
+import { commitToStandbys } from '../platform/db.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance, type Generation } from './generations.js';
 import type { ProjectedEvent, Projection, RebuildMemory } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
@@ -179,6 +180,9 @@ export async function applyBatchInTransaction(
     tx,
     plans.flatMap((plan) => (plan.advance ? [plan.advance] : [])),
   );
+
+  // A suspension or reactivation is applied on the serving standbys before its commit returns.
+  if (mode === 'live' && plans.some(({ target, handled }) => target.projection.governsAccess === true && handled.length > 0)) await commitToStandbys(tx);
 
   const deadLetters: DeadLetter[] = [];
   const applied = new Map<string, number>();

@@ -109,6 +109,13 @@ export type Projection = {
    * batch, and each batch's events are let go as soon as they are folded.
    */
   readonly folding?: Folding;
+  /**
+   * The projection decides who may read (tenant and member statuses, checked with every key): a
+   * live batch that applies any of its events commits with `synchronous_commit = remote_apply`,
+   * so that the hot standbys serving reads have applied it before the commit returns
+   * (`commitToStandbys`).
+   */
+  readonly governsAccess?: true;
 };
 
 /** Where a fold reads the rows it does not hold: committed rows of the generation being written. */

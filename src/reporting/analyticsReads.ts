@@ -15,13 +15,16 @@ export type ComputedSubject = { readonly subject: Subject; readonly result: unkn
 /**
  * Computes subjects from the analytics aggregates in one snapshot (REPEATABLE READ, read only), so
  * that every figure and the checkpoint they are read at belong together, then stores their
- * evidence (once per figure: see storeEvidence). Results come back in the order of `subjects`.
+ * evidence (once per figure: see storeEvidence) on `storeTo`: the primary, when `db` is a hot
+ * standby (the standby's snapshot gives the checkpoint; the record is verifiable from the moment
+ * the answer is sent). Results come back in the order of `subjects`.
  */
 export async function computeWithEvidence(
   db: CommonQueryMethods,
   tenantId: string,
   asOf: string,
   subjects: readonly Subject[],
+  storeTo: CommonQueryMethods = db,
 ): Promise<{ readonly checkpoint: LogPosition; readonly computed: readonly ComputedSubject[] }> {
   const { checkpoint, results } = await db.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
@@ -35,7 +38,7 @@ export async function computeWithEvidence(
     return { checkpoint: { tx: BigInt(position.tx), seq: BigInt(position.seq) }, results: computed };
   });
   const records = subjects.map((subject, index) => evidenceRecord(tenantId, subject, asOf, checkpoint, results[index]));
-  await storeEvidence(db, tenantId, asOf, records);
+  await storeEvidence(storeTo, tenantId, asOf, records);
   return { checkpoint, computed: records.map((record) => ({ subject: record.subject, result: record.recorded, evidenceId: record.evidenceId })) };
 }
 

@@ -33,11 +33,18 @@ export type Briefing = {
 export async function composeBriefing(
   db: CommonQueryMethods,
   tenantId: string,
-  request: { readonly period: BriefingPeriod; readonly asOf: string; readonly caps: AnalyticsCaps; readonly language: LabelLanguage },
+  request: {
+    readonly period: BriefingPeriod;
+    readonly asOf: string;
+    readonly caps: AnalyticsCaps;
+    readonly language: LabelLanguage;
+    /** Where the evidence is stored (the primary when `db` is a hot standby); `db` by default. */
+    readonly storeTo?: CommonQueryMethods;
+  },
 ): Promise<Briefing> {
   const { period, asOf, caps, language } = request;
   const subjects = briefingMetricSubjects(period, asOf, caps);
-  const { computed } = await computeWithEvidence(db, tenantId, asOf, [briefingSubject(period, asOf, caps), ...subjects]);
+  const { computed } = await computeWithEvidence(db, tenantId, asOf, [briefingSubject(period, asOf, caps), ...subjects], request.storeTo ?? db);
   const { result, evidenceId } = resultAt<BriefingResult>(computed, 0);
   const figures = result.metrics.flatMap((metric, index): BriefingFigure[] => {
     const source = resultAt<MetricResult>(computed, index + 1).evidenceId;

@@ -43,7 +43,7 @@ function asOfNow(context: OperationContext): string {
 async function computeOne<T, S extends Subject = Subject>(context: OperationContext, subjectAt: (asOf: string) => S) {
   const asOf = asOfNow(context);
   const subject = subjectAt(asOf);
-  const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject]);
+  const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [subject], context.primary);
   return { asOf, subject, ...resultAt<T>(computed, 0) };
 }
 
@@ -112,7 +112,7 @@ export const getExceptionsOperation = defineOperation({
     const report: Subject = { kind: 'exceptions', ...filter, cap: caps.exceptions };
     const listed = query.catalogItemId === undefined ? exceptionMetrics : stockExceptionMetrics;
     const metricSubjects = listed.map((metric) => subjectOfMetric(metric, undefined, caps));
-    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [report, ...metricSubjects]);
+    const { computed } = await computeWithEvidence(context.db, context.principal.tenantId, asOf, [report, ...metricSubjects], context.primary);
     const { result, evidenceId: evidence } = resultAt<ExceptionsResult>(computed, 0);
     const metricEvidence = new Map<string, string>(listed.map((metric, index) => [metric, resultAt<MetricResult>(computed, index + 1).evidenceId]));
     return {
@@ -273,6 +273,7 @@ export const getBriefingOperation = defineOperation({
   problems: ['common.invalid_request'],
   handle: async (context, { query }) => {
     const briefing = await composeBriefing(context.db, context.principal.tenantId, {
+      storeTo: context.primary,
       period: query.period ?? 'daily',
       asOf: asOfNow(context),
       caps: context.analyticsCaps,

@@ -80,6 +80,7 @@ export const createExportOperation = defineOperation({
   method: 'post',
   path: '/v1/analytics/exports',
   tag,
+  readsOwnWrites: true,
   summary: 'Request a CSV export of the management briefing',
   description:
     'Creates an export job and answers 202 at once; `Location` is the job\'s poll URL. The file is built by a worker from the briefing of the period as it stands at build time, with labels in the language of this request\'s `Accept-Language` (en, es, pt). The body is optional and read as JSON whatever its Content-Type: `{"period": "daily" | "weekly"}` (default daily). Not valid JSON, another field or another period: 400. When the job cannot be queued the answer is 500 `common.internal_error` and no job exists. No idempotency key exists: every POST creates an independent job. Poll `GET /v1/analytics/exports/{exportId}` (about every 3 seconds; polls use the request budget).',
@@ -120,6 +121,7 @@ export const getExportOperation = defineOperation({
   method: 'get',
   path: '/v1/analytics/exports/{exportId}',
   tag,
+  readsOwnWrites: true,
   summary: 'Poll an export job',
   description:
     'The job\'s state. Once `ready`: `byteSize`, `checksum`, and a fresh `downloadUrl` valid until `downloadExpiresAt` (5 minutes). Download with a plain GET (no key, no header), then compare the SHA-256 of the bytes with `checksum` and their length with `byteSize`; if they differ, download again. An unknown id, another workspace\'s job, and a job requested more than 7 days ago all answer 404 `common.not_found`.',

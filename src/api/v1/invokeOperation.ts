@@ -13,7 +13,7 @@ export type OperationServices = {
 };
 
 /** Who calls, on which connection and reader (and read guard, for guarded reads), in which language. */
-export type OperationCall = Pick<OperationContext, 'principal' | 'db' | 'reads' | 'readGuard' | 'language' | 'requestId'>;
+export type OperationCall = Pick<OperationContext, 'principal' | 'db' | 'primary' | 'reads' | 'readGuard' | 'language' | 'requestId'>;
 
 /**
  * Runs one operation for an authenticated principal with parsed input. The caller has already

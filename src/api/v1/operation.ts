@@ -18,6 +18,11 @@ export type OperationContext = {
    * `guardedReads` do not use it (their reads go through `reads` with `readGuard`).
    */
   readonly db: CommonQueryMethods;
+  /**
+   * The primary: where whatever a read stores goes (analytics evidence). The same database as `db`
+   * unless `db` is a hot standby (READ_DATABASE_URL).
+   */
+  readonly primary: CommonQueryMethods;
   /** Reads of the projections: rows of a statement built with the `sql` tag. */
   readonly reads: RowReader;
   /**
@@ -57,6 +62,11 @@ export type Operation<Query extends AnyObject = AnyObject, Params extends AnyObj
    * the handler (one round trip a request).
    */
   readonly guardedReads?: true;
+  /**
+   * Served by the primary even when hot standbys serve reads: the operation reads what the service
+   * itself has just written (an export job is found by the very next GET after its POST).
+   */
+  readonly readsOwnWrites?: true;
   /** The scope the key must hold; null for `GET /v1/me` (any valid key). */
   readonly scope: Scope | null;
   readonly params?: Params;

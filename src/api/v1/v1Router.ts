@@ -8,6 +8,7 @@ import { hashKey, keyPrefix, keyShapeOf } from '../../keys/keyFormat.js';
 import type { PrincipalCache } from '../../keys/principalCache.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { isAccessRefused, slonikRowReader, type RowReader } from '../../platform/projectionReader.js';
+import type { ReadRoute, ReadRouter } from '../../platform/readReplicas.js';
 import type { CursorCodec } from '../pagination/cursorCodec.js';
 import { ApiError, invalidRequest, type InvalidRequestCause } from '../../platform/errors.js';
 import { exceedsMaxQueryParameters } from '../queryParameters.js';
@@ -20,9 +21,12 @@ import { invokeOperation } from './invokeOperation.js';
 import type { Operation, OperationContext } from './operation.js';
 
 export type V1Dependencies = {
+  /** The primary: operations that read their own writes, and what reads store. */
   readonly db: DatabasePool;
-  /** The reads of operations declared `guardedReads` (named prepared statements on a pool of their own). */
+  /** The reads of operations declared `guardedReads` on the primary (named prepared statements on a pool of their own). */
   readonly reads: RowReader;
+  /** Where reads go when hot standbys serve them (READ_DATABASE_URL); absent: the primary. */
+  readonly router?: ReadRouter;
   readonly principals: PrincipalCache;
   readonly logger: Logger;
   readonly budget: RequestBudget;
@@ -73,11 +77,13 @@ export function v1Router(deps: V1Dependencies): Router {
       stateOf(response).route = operation.path;
       // A key that fails its format or checksum is refused before a connection is even taken.
       const presented = wellFormedKeyOf(request.headers.authorization, response);
-      return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
+      const serveOn = (route: ReadRoute): Promise<void> =>
         operation.guardedReads === true
-          ? serveGuardedOperation(deps, operation, presented, request, response)
-          : deps.db.connect((db) => serveOperation(deps, operation, db, presented, request, response)),
-      );
+          ? serveGuardedOperation(deps, operation, route, presented, request, response)
+          : route.db.connect((db) => serveOperation(deps, operation, route, db, presented, request, response));
+      const primary = primaryRoute(deps);
+      const route = operation.readsOwnWrites === true || deps.router === undefined ? primary : deps.router.route();
+      return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () => withStandbyFallback(deps.logger, route, primary, response, serveOn));
     });
   }
   for (const [path, methods] of methodsByPath) {
@@ -92,6 +98,42 @@ export function v1Router(deps: V1Dependencies): Router {
     throw new ApiError('common.not_found');
   });
   return router;
+}
+
+const primaryRoutes = new WeakMap<V1Dependencies, ReadRoute>();
+
+/** The primary as a route: the router's when there is one, else the dependencies' own pools. */
+function primaryRoute(deps: V1Dependencies): ReadRoute {
+  if (deps.router !== undefined) return deps.router.primary;
+  let route = primaryRoutes.get(deps);
+  if (route === undefined) {
+    route = { name: 'primary', standby: false, db: deps.db, reads: deps.reads };
+    primaryRoutes.set(deps, route);
+  }
+  return route;
+}
+
+/**
+ * Serves on `route`; when that is a standby and the request fails there for another reason than
+ * an answer of the API (the standby stopped, a statement cancelled by a recovery conflict), serves
+ * it again on the primary, so that a standby going away costs latency, not errors. The watcher
+ * takes the standby out of rotation on its next poll.
+ */
+async function withStandbyFallback(
+  logger: Logger,
+  route: ReadRoute,
+  primary: ReadRoute,
+  response: Response,
+  serve: (route: ReadRoute) => Promise<void>,
+): Promise<void> {
+  try {
+    await serve(route);
+  } catch (error) {
+    if (!route.standby || error instanceof ApiError || isAccessRefused(error) || response.headersSent) throw error;
+    logger.warn({ standby: route.name, err: error }, 'a read failed on a standby; serving it on the primary');
+    stateOf(response).principal = undefined;
+    await serve(primary);
+  }
 }
 
 /** A request that ran out of time; answered like any unexpected failure. */
@@ -126,6 +168,7 @@ async function withinDeadline(deadlineMs: number, work: () => Promise<void>): Pr
 async function serveOperation(
   deps: V1Dependencies,
   operation: Operation,
+  route: ReadRoute,
   db: CommonQueryMethods,
   presentedKey: string,
   request: Request,
@@ -136,7 +179,7 @@ async function serveOperation(
   stateOf(response).principal = principal;
   checkScopes(operation, principal);
   response.set(await spendBudget(deps, principal));
-  await runHandler(deps, operation, { principal, db, reads: slonikRowReader(db), readGuard: undefined }, request, response);
+  await runHandler(deps, operation, { principal, db, primary: route.standby ? deps.db : db, reads: slonikRowReader(db), readGuard: undefined }, request, response);
 }
 
 /**
@@ -147,12 +190,19 @@ async function serveOperation(
  * without a lookup) is given only after the key has been checked again, so that 401 still comes
  * first and a refused key spends no budget.
  */
-async function serveGuardedOperation(deps: V1Dependencies, operation: Operation, presentedKey: string, request: Request, response: Response): Promise<void> {
+async function serveGuardedOperation(
+  deps: V1Dependencies,
+  operation: Operation,
+  route: ReadRoute,
+  presentedKey: string,
+  request: Request,
+  response: Response,
+): Promise<void> {
   const keyHash = hashKey(presentedKey);
   let entry = deps.principals.get(keyHash);
   const cached = entry !== undefined;
   if (entry === undefined) {
-    const checked = await checkKey(deps.db, presentedKey);
+    const checked = await checkKey(route.db, presentedKey);
     if (checked.principal === undefined) throw keyRefused(response, checked.refusal);
     entry = deps.principals.set(keyHash, checked.principal);
   }
@@ -172,19 +222,21 @@ async function serveGuardedOperation(deps: V1Dependencies, operation: Operation,
     checkScopes(operation, principal);
     spent = await spendBudget(deps, principal);
     response.set(spent);
-    await runHandler(deps, operation, { principal, db: deps.db, reads: deps.reads, readGuard }, request, response);
+    await runHandler(deps, operation, { principal, db: route.db, primary: deps.db, reads: route.reads, readGuard }, request, response);
   } catch (error) {
     if (isAccessRefused(error)) {
       // The full check on the pool has the last word: a refusal it does not confirm is logged
       // and the request is served the way unguarded operations are (check, then read, on one
       // connection), so that a valid key is never answered 401.
-      const { principal: confirmed, refusal } = await checkKey(deps.db, presentedKey);
+      const { principal: confirmed, refusal } = await checkKey(route.db, presentedKey);
       if (confirmed === undefined) return refuse(refusal);
       deps.logger.warn({ keyPrefix: principal.prefix, operationId: operation.operationId }, 'read guard refused a key that the full key check accepts');
-      return deps.db.connect((db) => runHandler(deps, operation, { principal: confirmed, db, reads: slonikRowReader(db), readGuard: undefined }, request, response));
+      return route.db.connect((db) =>
+        runHandler(deps, operation, { principal: confirmed, db, primary: route.standby ? deps.db : db, reads: slonikRowReader(db), readGuard: undefined }, request, response),
+      );
     }
     if (cached && error instanceof ApiError) {
-      const { refusal } = await checkKey(deps.db, presentedKey);
+      const { refusal } = await checkKey(route.db, presentedKey);
       if (refusal !== undefined) return refuse(refusal);
     }
     throw error;
@@ -200,7 +252,7 @@ function checkScopes(operation: Operation, principal: Principal): void {
 async function runHandler(
   deps: V1Dependencies,
   operation: Operation,
-  caller: Pick<OperationContext, 'principal' | 'db' | 'reads' | 'readGuard'>,
+  caller: Pick<OperationContext, 'principal' | 'db' | 'primary' | 'reads' | 'readGuard'>,
   request: Request,
   response: Response,
 ): Promise<void> {
