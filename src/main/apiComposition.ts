@@ -38,7 +38,7 @@ export async function composeApi(
     /** Counts the budget's 429s and refunds, and the assistant's tool calls. */
     httpMetrics?: HttpMetrics;
   },
-): Promise<ApiDependencies & { close(): Promise<void> }> {
+): Promise<ApiDependencies & { readonly router: ReadRouter; close(): Promise<void> }> {
   const exportService = options.exports.service;
   if (exportService === undefined) throw new Error('the api role needs the export queue');
   // Requests of the hot operations take one connection of the reader; the others one of this pool.

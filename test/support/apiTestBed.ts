@@ -24,6 +24,8 @@ import { systemClock, type Clock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { startProjector, type Projector } from '../../src/projecting/projector.js';
 import { waitForProjections } from '../../src/projecting/status.js';
+import { createDatabasePool } from '../../src/platform/db.js';
+import type { ReadRouter } from '../../src/platform/readReplicas.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
 import { createResponseValidator, type ResponseValidator } from './openApiValidator.js';
 import { closedPort } from './redisProxy.js';
@@ -66,6 +68,8 @@ export type ApiTestBed = {
   request(path: string, options?: { key?: string; headers?: Record<string, string>; method?: string; body?: string; validate?: boolean }): Promise<ApiResponse>;
   /** Waits until the projections have applied everything appended so far. */
   settle(): Promise<void>;
+  /** Where the API's reads go (the primary only, unless the bed was given a standby). */
+  readonly router: ReadRouter;
   close(): Promise<void>;
 };
 
@@ -78,6 +82,12 @@ async function removeQueue(name: string): Promise<void> {
   } finally {
     await queue.close();
   }
+}
+
+/** A database that exists already (a test cluster's primary); closing ends the bed's pool only. */
+async function existingTestDatabase(url: string): Promise<TestDatabase> {
+  const pool = await createDatabasePool(url, 10);
+  return { kind: 'postgres', url, pool, close: () => pool.end() };
 }
 
 /** Paths outside the /v1 contract that tests may still call through `request`. */
@@ -115,9 +125,14 @@ export async function createApiTestBed(
     wrapExportStore?: (store: BlobStore) => BlobStore;
     /** Runs BullMQ workers in this process when REDIS_URL is set (default true); false leaves jobs queued. */
     exportWorker?: boolean;
+    /**
+     * A primary and hot standby of the test's own (startStandbyCluster): the bed's database is the
+     * primary's, and the API reads from the standby (READ_DATABASE_URL). Left running at close.
+     */
+    standby?: { readonly primaryUrl: string; readonly standbyUrl: string };
   } = {},
 ): Promise<ApiTestBed> {
-  const database = await createPostgresTestDatabase();
+  const database = options.standby === undefined ? await createPostgresTestDatabase() : await existingTestDatabase(options.standby.primaryUrl);
   const eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
   const logs: string[] = [];
   const logger = createLogger(
@@ -169,6 +184,7 @@ export async function createApiTestBed(
       RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
       ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
       DATA_DIR: dataDir,
+      ...(options.standby === undefined ? {} : { READ_DATABASE_URL: options.standby.standbyUrl }),
       // Test files share one Redis: each bed has its own export queue.
       EXPORT_QUEUE_NAME: `test-exports-${randomBytes(6).toString('hex')}`,
       ...options.env,
@@ -239,6 +255,7 @@ export async function createApiTestBed(
         return { status: response.status, headers: response.headers, text, body };
       },
       settle,
+      router: running.api.router,
       close: async () => {
         await new Promise<void>((resolve) => {
           running.server.close(() => resolve());

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiTestBed, type ApiTestBed } from '../../../test/support/apiTestBed.js';
 import type { TenantSummary } from '../../console/seedSummary.js';
+import { expectRevocationActsUnderLoad, getWithKey } from '../../../test/support/revocationUnderLoad.js';
 
 // The hot operations take the key's principal from a per-process cache and check the key inside
 // their one read statement: these tests prove that revocation and suspension still act on the very
@@ -20,46 +21,13 @@ function firstTenant(): TenantSummary {
   return found;
 }
 
-type Outcome = { readonly startedAt: number; readonly status: number; readonly rateLimitHeaders: boolean };
-
-async function get(path: string, key: string): Promise<Omit<Outcome, 'startedAt'>> {
-  const response = await fetch(`${bed.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
-  await response.arrayBuffer();
-  return { status: response.status, rateLimitHeaders: response.headers.has('x-ratelimit-remaining') };
+async function get(path: string, key: string) {
+  return getWithKey(bed.baseUrl, path, key);
 }
 
 describe('revocation under load', () => {
   test('given clients hammering the hot operations with a key, when the key is revoked, then no request started after the revocation committed is answered 200', async () => {
-    const tenant = firstTenant();
-    const key = await bed.issueKey(tenant, ['orders:read', 'inventory:read']);
-    const paths = ['/v1/orders?limit=5', `/v1/orders/${encodeURIComponent(tenant.orderIds[0] ?? 'none')}`, '/v1/inventory/balances?limit=5'];
-    const outcomes: Outcome[] = [];
-    let revokedAt = Number.POSITIVE_INFINITY;
-    const startedAfterRevocation = () => outcomes.filter((o) => o.startedAt > revokedAt).length;
-    const client = async (offset: number): Promise<void> => {
-      for (let i = offset; startedAfterRevocation() < 50; i += 1) {
-        const startedAt = performance.now();
-        const outcome = await get(paths[i % paths.length] ?? '/v1/orders', key);
-        outcomes.push({ startedAt, ...outcome });
-      }
-    };
-    const clients = Array.from({ length: 8 }, (_, index) => client(index));
-    // Revoked while the clients are in full swing (the key is in the cache by then).
-    while (outcomes.filter((o) => o.status === 200).length < 50) await new Promise((resolve) => setTimeout(resolve, 5));
-    await bed.revokeKey(key);
-    // revokeKey resolves once its UPDATE has committed.
-    revokedAt = performance.now();
-    await Promise.all(clients);
-
-    const before = outcomes.filter((o) => o.startedAt < revokedAt);
-    const after = outcomes.filter((o) => o.startedAt > revokedAt);
-    expect(before.filter((o) => o.status === 200).length).toBeGreaterThanOrEqual(50);
-    expect(after.length).toBeGreaterThanOrEqual(50);
-    expect(after.filter((o) => o.status !== 401)).toEqual([]);
-    // A refused request spends no budget and says nothing about it.
-    expect(after.filter((o) => o.rateLimitHeaders)).toEqual([]);
-    // Requests in flight at the moment of the commit may have read before it: 200 or 401, nothing else.
-    expect(outcomes.filter((o) => o.status !== 200 && o.status !== 401)).toEqual([]);
+    await expectRevocationActsUnderLoad(bed, firstTenant());
   });
 });
 

@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { ordersProjection } from '../../projections/orders/projection.js';
+import type { TenantSummary } from '../../src/console/seedSummary.js';
+import { createDatabasePool } from '../../src/platform/db.js';
+import { sql } from '../../src/platform/sql.js';
+import { replayProjections } from '../../src/projecting/replay.js';
+import { verifyEvidence } from '../../src/reporting/verifyEvidence.js';
+import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
+import { silentLogger } from '../support/databases.js';
+import { expectRevocationActsUnderLoad, getWithKey } from '../support/revocationUnderLoad.js';
+import { services } from '../support/services.js';
+import { standbyClusterUnavailable, startStandbyCluster, type StandbyCluster } from '../support/standbyCluster.js';
+
+// The API of these tests reads from a hot standby of a primary of their own (initdb,
+// pg_basebackup -R, pg_ctl as the postgres user, in a temporary folder): revocation stays exact,
+// what reads store goes to the primary, and a standby that stops or falls behind stops serving
+// reads within 2 s and serves them again once it is back.
+
+const inCi = process.env.CI === 'true' || process.env.CI === '1';
+const unavailable = standbyClusterUnavailable();
+if (unavailable !== undefined && !inCi) process.stderr.write(`\n[tests] read replicas skipped: ${unavailable}\n`);
+
+const maxLagMs = 1500;
+/** Reads leave a standby this soon after it stops or passes the bound (the issue's 2 s). */
+const switchBoundMs = 2000;
+/** How late the standby applies commits in the revocation tests. */
+const applyDelayMs = 300;
+
+let cluster: StandbyCluster;
+let bed: ApiTestBed;
+let admin: Awaited<ReturnType<typeof createDatabasePool>>;
+
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await condition()) return performance.now() - started;
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const standbyInUse = () => bed.router.standbys()[0]?.inUse === true;
+const synchronousNames = () => admin.oneFirst(sql.type(z.object({ names: z.string() }))`SELECT current_setting('synchronous_standby_names') AS names`);
+
+function tenant(index: number): TenantSummary {
+  const found = bed.tenants[index];
+  if (!found) throw new Error(`no tenant ${index}`);
+  return found;
+}
+
+async function orderStatus(key: string, orderId: string): Promise<string> {
+  const response = await fetch(`${bed.baseUrl}/v1/orders/${encodeURIComponent(orderId)}`, { headers: { authorization: `Bearer ${key}` } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { status: string }).status;
+}
+
+describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads from a hot standby', () => {
+  beforeAll(async () => {
+    cluster = await startStandbyCluster();
+    admin = await createDatabasePool(cluster.primaryAdminUrl, 1);
+    bed = await createApiTestBed({ standby: cluster, env: { READ_REPLICA_MAX_LAG_MS: String(maxLagMs) } });
+  });
+  afterAll(async () => {
+    await bed?.close();
+    await admin?.end();
+    await cluster?.close();
+  });
+
+  test('the primary names the standby synchronous (the service keeps synchronous_standby_names) and reads go to it; past the bound they go to the primary within 2 s, and back once it has caught up', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    expect(await synchronousNames()).toBe('ANY 1 ("standby1")');
+    expect(bed.router.standbys()[0]).toMatchObject({ standby: expect.stringMatching(/^127\.0\.0\.1:\d+\/supply$/), replicationName: 'standby1', synchronous: true, inUse: true });
+
+    const { workspaceId, orderIds } = tenant(0);
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    // An order that can still move on.
+    let orderId = '';
+    let before = '';
+    for (const candidate of orderIds) {
+      before = await orderStatus(key, candidate);
+      if (!['delivered', 'cancelled', 'rejected', 'received', 'closed'].includes(before)) {
+        orderId = candidate;
+        break;
+      }
+    }
+    expect(orderId).not.toBe('');
+
+    await cluster.pauseReplay();
+    try {
+      const appendedAt = performance.now();
+      await bed.console.advanceOrder({ workspaceId, orderId });
+      await bed.settle();
+      // The primary has the new status; the standby (replay paused, lag still within the bound) serves the old one.
+      const onStandby = await orderStatus(key, orderId);
+      const servedAt = performance.now();
+      if (servedAt - appendedAt < maxLagMs - 200) expect(onStandby).toBe(before);
+      else process.stderr.write(`[read replicas] the read after the append came ${(servedAt - appendedAt).toFixed(0)} ms later: too late to see the standby's old answer\n`);
+      // Once the lag passes the bound, reads go to the primary within 2 s.
+      await waitFor('new status served', async () => (await orderStatus(key, orderId)) !== before, maxLagMs + switchBoundMs + 1000);
+      expect(standbyInUse()).toBe(false);
+      expect(bed.router.standbys()[0]?.reason).toMatch(/behind|synchronous/);
+    } finally {
+      await cluster.resumeReplay();
+    }
+    await waitFor('standby back in use', standbyInUse, 15_000);
+    expect(await orderStatus(key, orderId)).not.toBe(before);
+  });
+
+  test('revocation under load with the reads on the standby: nothing started after the revocation committed is answered 200', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    // A standby that applies each commit 300 ms late: a revocation that did not wait for it would be missed there.
+    await cluster.setApplyDelay(applyDelayMs);
+    let revokeMs: number;
+    try {
+      revokeMs = await expectRevocationActsUnderLoad(bed, tenant(0));
+      expect(standbyInUse()).toBe(true);
+    } finally {
+      await cluster.setApplyDelay(0);
+    }
+    expect(revokeMs).toBeGreaterThanOrEqual(applyDelayMs - 50);
+    process.stderr.write(`[read replicas] a revocation committed (remote_apply to the standby) in ${revokeMs.toFixed(1)} ms under load\n`);
+  });
+
+  test('a cached key whose tenant is suspended is refused by the standby on the next request; reactivated, it reads again', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    const key = await bed.issueKey(tenant(1), ['inventory:read']);
+    const emptyPage = '/v1/inventory/balances?catalogItemId=no-such-item';
+    expect((await getWithKey(bed.baseUrl, emptyPage, key)).status).toBe(200);
+    await cluster.setApplyDelay(applyDelayMs);
+    try {
+      await bed.console.suspendTenant({ workspaceId: tenant(1).workspaceId });
+      await bed.settle();
+      expect(await getWithKey(bed.baseUrl, emptyPage, key)).toEqual({ status: 401, rateLimitHeaders: false });
+      await bed.console.reactivateTenant({ workspaceId: tenant(1).workspaceId });
+      await bed.settle();
+      expect((await getWithKey(bed.baseUrl, emptyPage, key)).status).toBe(200);
+      expect(standbyInUse()).toBe(true);
+    } finally {
+      await cluster.setApplyDelay(0);
+    }
+  });
+
+  test('an evidence id served from the standby is verifiable at once on the primary; an export created by POST is found by the very next GET', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    const key = await bed.issueKey(tenant(0), ['analytics:read']);
+    const exceptions = await bed.request('/v1/analytics/exceptions', { key });
+    expect(exceptions.status).toBe(200);
+    const { evidenceId } = exceptions.body as { evidenceId: string };
+    const verified = await verifyEvidence(bed.database.pool, bed.eventStore, evidenceId);
+    expect(verified.match).toBe(true);
+
+    for (let i = 0; i < 5; i += 1) {
+      const created = await bed.request('/v1/analytics/exports', { key, method: 'POST', body: '{"period":"daily"}' });
+      expect(created.status).toBe(202);
+      const location = created.headers.get('location') ?? '';
+      const polled = await bed.request(location, { key });
+      expect(polled.status).toBe(200);
+    }
+  });
+
+  test('a blue/green replay and switch is seen atomically on the standby: every answer during it is the same 200', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const path = '/v1/orders?limit=20';
+    const first = await bed.request(path, { key });
+    expect(first.status).toBe(200);
+    let done = false;
+    const answers: { status: number; same: boolean }[] = [];
+    const client = async () => {
+      while (!done) {
+        const answer = await bed.request(path, { key });
+        answers.push({ status: answer.status, same: answer.text === first.text });
+      }
+    };
+    const clients = Array.from({ length: 4 }, client);
+    const result = await replayProjections({ pool: bed.database.pool, eventStore: bed.eventStore, projections: [ordersProjection], logger: silentLogger });
+    await cluster.caughtUp();
+    // A few more reads after the standby has replayed the switch.
+    const after = answers.length;
+    await waitFor('reads after the switch', () => answers.length > after + 20, 10_000);
+    done = true;
+    await Promise.all(clients);
+    expect(result.projections.map((p) => p.projection)).toEqual(['orders']);
+    expect(answers.filter((a) => a.status !== 200 || !a.same)).toEqual([]);
+    expect(standbyInUse()).toBe(true);
+  });
+
+  test('the standby stopped under load: no failed answer, reads on the primary within 2 s, a revocation still commits, and reads come back once it returns', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const other = await bed.issueKey(tenant(0), ['orders:read']);
+    let done = false;
+    const statuses: number[] = [];
+    const client = async () => {
+      while (!done) statuses.push((await getWithKey(bed.baseUrl, '/v1/orders?limit=5', key)).status);
+    };
+    const clients = Array.from({ length: 8 }, client);
+    await waitFor('load', () => statuses.length > 50, 10_000);
+    await cluster.stopStandby();
+    const leftMs = await waitFor('reads off the standby', () => !standbyInUse(), switchBoundMs);
+    expect(leftMs).toBeLessThan(switchBoundMs);
+    // With the standby down, the steward takes it out of the synchronous set: a revocation commits.
+    const revoking = performance.now();
+    await bed.revokeKey(other);
+    const revokeMs = performance.now() - revoking;
+    expect((await getWithKey(bed.baseUrl, '/v1/orders?limit=1', other)).status).toBe(401);
+    expect(await synchronousNames()).toBe('');
+    // Waits for the steward (2 s after the standby went) and no longer.
+    expect(revokeMs).toBeLessThan(5000);
+    await cluster.startStandby();
+    const backMs = await waitFor('standby back in use', standbyInUse, 20_000);
+    expect(await synchronousNames()).toBe('ANY 1 ("standby1")');
+    done = true;
+    await Promise.all(clients);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    process.stderr.write(`[read replicas] standby stopped: off it in ${leftMs.toFixed(0)} ms; revocation started once it was off committed in ${revokeMs.toFixed(0)} ms; back in use ${backMs.toFixed(0)} ms after its restart\n`);
+  });
+});
