@@ -1,7 +1,13 @@
 import { Router } from 'express';
 import type { Registry } from 'prom-client';
+import type { StandbyState } from '../platform/readReplicas.js';
 
-export type Readiness = { readonly ready: boolean; readonly checks: Readonly<Record<string, string>> };
+export type Readiness = {
+  readonly ready: boolean;
+  readonly checks: Readonly<Record<string, string>>;
+  /** With READ_DATABASE_URL: each hot standby, its replay lag and whether it serves reads (it never makes the process unready: the primary serves). */
+  readonly standbys?: readonly StandbyState[];
+};
 
 export type HealthDependencies = {
   /** What /readyz reports: the database answers and the projections are caught up. */
@@ -18,7 +24,11 @@ export function healthRoutes(deps: HealthDependencies): Router {
   });
   router.get('/readyz', async (_request, response) => {
     const readiness = await deps.readiness().catch((): Readiness => ({ ready: false, checks: { database: 'unreachable' } }));
-    response.status(readiness.ready ? 200 : 503).json({ status: readiness.ready ? 'ready' : 'unavailable', checks: readiness.checks });
+    response.status(readiness.ready ? 200 : 503).json({
+      status: readiness.ready ? 'ready' : 'unavailable',
+      checks: readiness.checks,
+      ...(readiness.standbys === undefined ? {} : { standbys: readiness.standbys }),
+    });
   });
   const registry = deps.metrics;
   if (registry) {

@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Readiness } from '../api/healthRoutes.js';
 import { sql } from '../platform/sql.js';
+import type { ReadRouter } from '../platform/readReplicas.js';
 import type { ProjectionsReport } from '../projecting/status.js';
 
 /**
@@ -23,24 +24,40 @@ export function createReadiness(
   pools: { readonly database: DatabasePool; readonly requests?: DatabasePool },
   report: () => Promise<ProjectionsReport>,
   timeoutMs: number = readinessCheckTimeoutMs,
+  router?: ReadRouter,
 ): () => Promise<Readiness> {
-  return async (): Promise<Readiness> => {
-    const [database, requests] = await Promise.all([
-      answersWithin(pools.database, timeoutMs),
-      pools.requests === undefined ? Promise.resolve(true) : answersWithin(pools.requests, timeoutMs),
-    ]);
-    if (!database) return { ready: false, checks: { database: 'unreachable' } };
-    if (!requests) return { ready: false, checks: { database: 'ok', requestPool: 'unusable' } };
-    const current = await withinOrUndefined(report(), timeoutMs);
-    if (current === undefined) return { ready: false, checks: { database: 'ok', projections: 'unknown (status did not load in time)' } };
-    const behind = current.projections.filter((p) => p.state === 'not_started' || p.state === 'outdated' || p.lagSeconds > readyLag.seconds || p.lagEvents > readyLag.events);
-    return {
-      ready: behind.length === 0,
-      checks: {
-        database: 'ok',
-        projections: behind.length === 0 ? 'caught_up' : `behind: ${behind.map((p) => `${p.projection} (${p.state}, ${p.lagEvents} events)`).join(', ')}`,
-      },
-    };
+  const withStandbys = router?.replicated === true ? (readiness: Readiness): Readiness => withStandbyStates(readiness, router) : (readiness: Readiness) => readiness;
+  return async (): Promise<Readiness> => withStandbys(await primaryReadiness(pools, report, timeoutMs));
+}
+
+/** The standbys as the read router sees them, and a summary among the checks. */
+function withStandbyStates(readiness: Readiness, router: ReadRouter): Readiness {
+  const standbys = router.standbys();
+  const inUse = standbys.filter((s) => s.inUse).length;
+  const summary = `${inUse} of ${standbys.length} in use${inUse === 0 ? ' (reads on the primary)' : ''}`;
+  return { ...readiness, checks: { ...readiness.checks, standbys: summary }, standbys };
+}
+
+async function primaryReadiness(
+  pools: { readonly database: DatabasePool; readonly requests?: DatabasePool },
+  report: () => Promise<ProjectionsReport>,
+  timeoutMs: number,
+): Promise<Readiness> {
+  const [database, requests] = await Promise.all([
+    answersWithin(pools.database, timeoutMs),
+    pools.requests === undefined ? Promise.resolve(true) : answersWithin(pools.requests, timeoutMs),
+  ]);
+  if (!database) return { ready: false, checks: { database: 'unreachable' } };
+  if (!requests) return { ready: false, checks: { database: 'ok', requestPool: 'unusable' } };
+  const current = await withinOrUndefined(report(), timeoutMs);
+  if (current === undefined) return { ready: false, checks: { database: 'ok', projections: 'unknown (status did not load in time)' } };
+  const behind = current.projections.filter((p) => p.state === 'not_started' || p.state === 'outdated' || p.lagSeconds > readyLag.seconds || p.lagEvents > readyLag.events);
+  return {
+    ready: behind.length === 0,
+    checks: {
+      database: 'ok',
+      projections: behind.length === 0 ? 'caught_up' : `behind: ${behind.map((p) => `${p.projection} (${p.state}, ${p.lagEvents} events)`).join(', ')}`,
+    },
   };
 }
 
@@ -75,6 +92,44 @@ export function cachedFor<T>(ttlMs: number, load: () => Promise<T>): () => Promi
     });
     return value;
   };
+}
+
+/**
+ * Per standby (label `standby`, `host:port/database`): `supply_read_replica_lag_seconds` (replay lag
+ * as the watcher measures it; absent while the standby does not answer), `supply_read_replica_in_use`
+ * (1 while it serves reads) and `supply_read_replica_synchronous` (1 while the primary confirms it
+ * as a synchronous standby).
+ */
+export function registerReadReplicaMetrics(registry: Registry, router: ReadRouter): void {
+  if (!router.replicated) return;
+  new Gauge({
+    name: 'supply_read_replica_lag_seconds',
+    help: 'Replay lag of each hot standby behind the primary, in seconds (absent while it does not answer)',
+    labelNames: ['standby'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const standby of router.standbys()) if (standby.lagMs !== null) this.set({ standby: standby.standby }, standby.lagMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'supply_read_replica_in_use',
+    help: '1 while the hot standby serves reads of this process, 0 while they go elsewhere',
+    labelNames: ['standby'],
+    registers: [registry],
+    collect() {
+      for (const standby of router.standbys()) this.set({ standby: standby.standby }, standby.inUse ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'supply_read_replica_synchronous',
+    help: '1 while the primary confirms the hot standby as synchronous (what revocations wait for)',
+    labelNames: ['standby'],
+    registers: [registry],
+    collect() {
+      for (const standby of router.standbys()) this.set({ standby: standby.standby }, standby.synchronous ? 1 : 0);
+    },
+  });
 }
 
 /**

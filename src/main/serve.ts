@@ -16,7 +16,7 @@ import { projectionsReport } from '../projecting/status.js';
 import { composeApi } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
 import type { DemoSession } from './demo.js';
-import { cachedFor, createReadiness, registerReadinessMetric } from './readiness.js';
+import { cachedFor, createReadiness, registerReadinessMetric, registerReadReplicaMetrics } from './readiness.js';
 import { openServices } from './services.js';
 
 export const allRoles = ['api', 'projector', 'worker'] as const;
@@ -85,8 +85,9 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl, httpMetrics });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
-    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report);
+    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report, undefined, api?.router);
     registerReadinessMetric(registry, readiness);
+    if (api !== undefined) registerReadReplicaMetrics(registry, api.router);
     const app = createApp({
       readiness,
       metrics: registry,

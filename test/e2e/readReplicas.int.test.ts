@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { Registry } from 'prom-client';
+import { allProjections } from '../../projections/index.js';
 import { ordersProjection } from '../../projections/orders/projection.js';
+import { createReadiness, registerReadReplicaMetrics } from '../../src/main/readiness.js';
+import { projectionsReport } from '../../src/projecting/status.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { sql } from '../../src/platform/sql.js';
@@ -43,6 +47,20 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
 const standbyInUse = () => bed.router.standbys()[0]?.inUse === true;
 const synchronousNames = () => admin.oneFirst(sql.type(z.object({ names: z.string() }))`SELECT current_setting('synchronous_standby_names') AS names`);
 
+/** What /readyz and /metrics say about the standby (through the functions `serve` uses). */
+async function shown(): Promise<{ readyz: { inUse: boolean | undefined; summary: string | undefined }; metrics: Record<string, number> }> {
+  const readiness = createReadiness({ database: bed.database.pool }, () => projectionsReport(bed.database.pool, bed.eventStore, allProjections), 2000, bed.router);
+  const answer = await readiness();
+  const registry = new Registry();
+  registerReadReplicaMetrics(registry, bed.router);
+  const text = await registry.metrics();
+  const metric = (name: string) => Number(new RegExp(`^supply_read_replica_${name}\\{standby="127\\.0\\.0\\.1:\\d+/supply"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+  return {
+    readyz: { inUse: answer.standbys?.[0]?.inUse, summary: answer.checks.standbys },
+    metrics: { inUse: metric('in_use'), synchronous: metric('synchronous'), lagSeconds: metric('lag_seconds') },
+  };
+}
+
 function tenant(index: number): TenantSummary {
   const found = bed.tenants[index];
   if (!found) throw new Error(`no tenant ${index}`);
@@ -71,6 +89,7 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
     await waitFor('standby in use', standbyInUse, 15_000);
     expect(await synchronousNames()).toBe('ANY 1 ("standby1")');
     expect(bed.router.standbys()[0]).toMatchObject({ standby: expect.stringMatching(/^127\.0\.0\.1:\d+\/supply$/), replicationName: 'standby1', synchronous: true, inUse: true });
+    expect(await shown()).toEqual({ readyz: { inUse: true, summary: '1 of 1 in use' }, metrics: { inUse: 1, synchronous: 1, lagSeconds: expect.any(Number) } });
 
     const { workspaceId, orderIds } = tenant(0);
     const key = await bed.issueKey(tenant(0), ['orders:read']);
@@ -100,11 +119,15 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
       await waitFor('new status served', async () => (await orderStatus(key, orderId)) !== before, maxLagMs + switchBoundMs + 1000);
       expect(standbyInUse()).toBe(false);
       expect(bed.router.standbys()[0]?.reason).toMatch(/behind|synchronous/);
+      const whileBehind = await shown();
+      expect(whileBehind).toMatchObject({ readyz: { inUse: false, summary: '0 of 1 in use (reads on the primary)' }, metrics: { inUse: 0 } });
+      expect(whileBehind.metrics.lagSeconds).toBeGreaterThan(maxLagMs / 1000);
     } finally {
       await cluster.resumeReplay();
     }
     await waitFor('standby back in use', standbyInUse, 15_000);
     expect(await orderStatus(key, orderId)).not.toBe(before);
+    expect((await shown()).metrics.inUse).toBe(1);
   });
 
   test('revocation under load with the reads on the standby: nothing started after the revocation committed is answered 200', async () => {
