@@ -1,11 +1,13 @@
 // `npm run drill`: failure drills against real Postgres, Redis and an S3-compatible server (s3rver),
-// on 2 API processes, 2 projectors and 2 export workers. Prints one JSON line with each drill's
+// on 2 API processes, 2 projectors and 2 export workers, and against a primary and hot standby of
+// the drill's own (READ_DATABASE_URL; Debian's PostgreSQL server tools, run as the postgres user). Prints one JSON line with each drill's
 // figures on stdout (progress on stderr) and exits 1 when a drill fails.
 import { shutdownGraceMs } from '../src/main/serve.js';
 import { runCli } from '../test/support/cli.js';
 import { startDeployment, type Deployment } from './deployment.js';
 import { postgresCut, type PostgresCutFigures } from './postgresCut.js';
 import { projectorKill } from './projectorKill.js';
+import { readReplicaDrill } from './readReplicas.js';
 import { redisDown } from './redisDown.js';
 import { workerKill } from './workerKill.js';
 
@@ -18,6 +20,13 @@ const wanted = (name: string): boolean => only === undefined || only.includes(na
 
 async function main(): Promise<number> {
   const started = performance.now();
+  if (only !== undefined && only.every((name) => name === 'readReplicas')) {
+    // The read-replica drill runs on a cluster of its own: the shared deployment is not needed.
+    const figures = await readReplicaDrill({ clients: 32, log }).catch((error: unknown) => ({ failures: [`drill aborted: ${error instanceof Error ? error.message : String(error)}`] }));
+    const failures = figures.failures.map((failure) => `readReplicas: ${failure}`);
+    process.stdout.write(`${JSON.stringify({ passed: failures.length === 0, seconds: Math.round((performance.now() - started) / 1000), readReplicas: figures, failures })}\n`);
+    return failures.length === 0 ? 0 : 1;
+  }
   const deployment = await startDeployment({ postgresAdminUrl: postgresUrl, redisUrl, seed: 7, log });
   const results: Record<string, unknown> = {};
   const failures: string[] = [];
@@ -47,6 +56,10 @@ async function main(): Promise<number> {
     if (wanted('redisDown')) {
       log('Redis down');
       record('redisDown', await redisDown(deployment));
+    }
+    if (wanted('readReplicas')) {
+      log('read replicas: a primary and hot standby of the drill\'s own, 2 API processes reading from the standby');
+      record('readReplicas', await readReplicaDrill({ clients: 32, log }));
     }
     log('SIGTERM of every process');
     const exits = await deployment.stopAll(shutdownGraceMs + 2_000);
