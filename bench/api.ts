@@ -33,6 +33,7 @@ import {
   type Child,
 } from './benchSupport.js';
 import type { BenchResult } from './run.js';
+import { startStandbyCluster } from '../test/support/standbyCluster.js';
 
 /**
  * Throughput, latency and memory of the real API process against a bare node:http + pg yardstick,
@@ -41,7 +42,7 @@ import type { BenchResult } from './run.js';
  *   npm run bench -- api [--seconds 10] [--rounds 5] [--warmup 2] [--connections 32]
  *                        [--scale medium] [--tenants 1] [--days 90] [--seed 7] [--as-of 2026-01-05]
  *                        [--order-ids 300] [--only ordersList,orderById,balances]
- *                        [--redis redis://127.0.0.1:6379] [--cpu-prof DIR] [--skip-tx-probe]
+ *                        [--redis redis://127.0.0.1:6379] [--cpu-prof DIR] [--skip-tx-probe] [--replica]
  *
  * Setup (not measured): compile dist/ (bin/build.js, as `npm install` does, so the API runs
  * compiled JavaScript as in production), migrate, seed the console history, rebuild every projection
@@ -64,6 +65,14 @@ import type { BenchResult } from './run.js';
  * Latency percentiles are taken from every 2xx response's own time (autocannon's histogram is in
  * whole ms). RSS of each child is read from /proc every 200 ms; CPU per request of each child, of
  * the bench database's Postgres backends and of this process (the load generator) from /proc.
+ *
+ * With --replica, the bench database lives on a primary and hot standby of the bench's own
+ * (test/support/standbyCluster.ts: initdb, pg_basebackup -R, pg_ctl as the postgres user), and a
+ * third child, the API with READ_DATABASE_URL naming the standby, is measured in the same
+ * interleaved slices: each endpoint's `standbyRatio` (its req/s over the baseline's, which reads
+ * the primary) beside `ratio` (the API on the primary), and `standbyToPrimary`, their quotient
+ * (target ≥ 0.9: reading from a standby costs at most 10 %). Postgres CPU per request counts the
+ * backends of both servers.
  *
  * With --redis URL, the API is also started with REDIS_URL (request budget in Redis) and measured
  * against the in-memory one the same way; with --cpu-prof DIR the API child writes a V8 CPU
@@ -103,6 +112,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       redis: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'skip-tx-probe': { type: 'boolean', default: false },
+      replica: { type: 'boolean', default: false },
     },
   });
   const params = historyParamsOf(values);
@@ -115,10 +125,16 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   const orderIdCount = positiveInteger('order-ids', values['order-ids']);
   const measured = values.only.split(',').map((name) => oneOf('only', name.trim(), endpoints));
   const redisUrl = values.redis;
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
   execFileSync(process.execPath, ['bin/build.js'], { stdio: 'inherit' });
-  const database = await createBenchDatabase();
+  // With --replica, the bench database is created on a primary of the bench's own, which a hot standby follows.
+  const cluster = values.replica ? await startStandbyCluster({ log: note }) : undefined;
+  if (cluster !== undefined) process.env.DATABASE_URL = cluster.primaryAdminUrl;
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const database = await createBenchDatabase().catch(async (error: unknown) => {
+    await cluster?.close();
+    throw error;
+  });
   const children = new Set<Child>();
   // Children must not outlive the bench, whatever ends it.
   const killAll = (): void => {
@@ -126,11 +142,17 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   };
   process.once('exit', killAll);
   let stats: pg.Client | undefined;
+  let standbyStats: pg.Client | undefined;
   try {
     const data = await prepareData(database, params, orderIdCount);
     stats = new pg.Client({ connectionString: adminUrl });
     await stats.connect();
-    const backends = postgresBackends(stats, database.name);
+    let backends = postgresBackends(stats, database.name);
+    if (cluster !== undefined) {
+      standbyStats = new pg.Client({ connectionString: cluster.standbyAdminUrl });
+      await standbyStats.connect();
+      backends = bothBackends(backends, postgresBackends(standbyStats, database.name));
+    }
 
     const apiArgv = ['bin/supply-api.js', 'serve', '--roles', 'api'];
     const apiEnv = { DATABASE_URL: database.connectionUri, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(raisedBudgetPerMinute) };
@@ -142,6 +164,16 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     const paths = requestPaths(data.orderIds);
     const headers = { authorization: `Bearer ${data.key}` };
     await checkSameAnswers(api, baseline, paths, headers);
+    let apiStandby: Child | undefined;
+    if (cluster !== undefined) {
+      await cluster.caughtUp(120_000);
+      const standbyUri = new URL(database.connectionUri);
+      standbyUri.port = new URL(cluster.standbyUrl).port;
+      apiStandby = await startChild(children, 'api-standby', apiArgv, { ...apiEnv, READ_DATABASE_URL: standbyUri.toString() });
+      await standbyInUse(apiStandby);
+      await checkSameAnswers(apiStandby, baseline, paths, headers);
+      note(`api-standby pid ${apiStandby.process.pid} reads from the hot standby ${standbyUri.host}; same data for every URL`);
+    }
     const apiIdleRss = await rssOf(api);
     const baselineIdleRss = await rssOf(baseline);
     note(
@@ -152,7 +184,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     const context: MeasureContext = { headers, load, backends };
     const apiRss = sampleRss(api);
     const baselineRss = sampleRss(baseline);
-    const runs = new Map<Endpoint, { api: Measured; baseline: Measured; redis?: { memory: Measured; redis: Measured } }>();
+    const runs = new Map<Endpoint, { api: Measured; baseline: Measured; standby?: Measured; redis?: { memory: Measured; redis: Measured } }>();
     const runOf = (endpoint: Endpoint) => {
       const found = runs.get(endpoint);
       if (found === undefined) throw new Error(`no run of ${endpoint}`);
@@ -160,9 +192,15 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     };
     let apiHeapTotalPeak = 0;
     for (const endpoint of measured) {
-      const [apiRun, baselineRun] = await measureInterleaved(endpoint, [api, baseline], paths[endpoint], context);
+      const [apiRun, baselineRun, standbyRun] = await measureInterleaved(endpoint, [api, baseline, ...(apiStandby === undefined ? [] : [apiStandby])], paths[endpoint], context);
       if (apiRun === undefined || baselineRun === undefined) throw new Error('a run is missing');
-      runs.set(endpoint, { api: apiRun, baseline: baselineRun });
+      runs.set(endpoint, { api: apiRun, baseline: baselineRun, ...(standbyRun === undefined ? {} : { standby: standbyRun }) });
+      if (standbyRun !== undefined) {
+        note(
+          `${''.padEnd(10)} api-standby ${standbyRun.rps} req/s p50 ${standbyRun.p50Ms} p99 ${standbyRun.p99Ms} ms | ` +
+            `ratio ${round(standbyRun.rps / baselineRun.rps, 3)}, ${round(standbyRun.rps / apiRun.rps, 3)} of the API on the primary`,
+        );
+      }
       const heap = await heapOf(api);
       apiHeapTotalPeak = Math.max(apiHeapTotalPeak, heap.total);
       note(
@@ -196,8 +234,17 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     }
 
     const figuresOf = (endpoint: Endpoint): Record<string, number> => {
-      const { api: a, baseline: b, redis } = runOf(endpoint);
+      const { api: a, baseline: b, redis, standby } = runOf(endpoint);
       return {
+        ...(standby === undefined
+          ? {}
+          : {
+              standbyRps: standby.rps,
+              standbyRatio: round(standby.rps / b.rps, 3),
+              standbyToPrimary: round(standby.rps / a.rps, 3),
+              standbyP50Ms: standby.p50Ms,
+              standbyP99Ms: standby.p99Ms,
+            }),
         apiRps: a.rps,
         baselineRps: b.rps,
         ratio: round(a.rps / b.rps, 3),
@@ -223,11 +270,13 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     const ratio = Math.min(...measured.map((endpoint) => round(runOf(endpoint).api.rps / runOf(endpoint).baseline.rps, 3)));
     const apiWorstP99Ms = Math.max(...measured.map((endpoint) => runOf(endpoint).api.p99Ms));
     const apiPeakRssMb = megabytes(apiPeakRss);
-    const target = { ratio: 0.5, p99Ms: 30, rssMb: 200 };
+    const target = { ratio: 0.5, p99Ms: 30, rssMb: 200, ...(apiStandby === undefined ? {} : { standbyToPrimary: 0.9 }) };
+    const standbyToPrimary =
+      apiStandby === undefined ? undefined : Math.min(...measured.map((endpoint) => round((runOf(endpoint).standby?.rps ?? 0) / runOf(endpoint).api.rps, 3)));
 
     const failures = measured.flatMap((endpoint) => {
-      const { api: a, baseline: b, redis } = runOf(endpoint);
-      return [a, b, ...(redis === undefined ? [] : [redis.memory, redis.redis])].flatMap((m) => (m.failure === undefined ? [] : [`${endpoint} ${m.failure}`]));
+      const { api: a, baseline: b, redis, standby } = runOf(endpoint);
+      return [a, b, ...(standby === undefined ? [] : [standby]), ...(redis === undefined ? [] : [redis.memory, redis.redis])].flatMap((m) => (m.failure === undefined ? [] : [`${endpoint} ${m.failure}`]));
     });
 
     return {
@@ -242,6 +291,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         baselineIdleRssMb: megabytes(baselineIdleRss),
         ...(redisPeakRss === undefined ? {} : { apiRedisPeakRssMb: megabytes(redisPeakRss) }),
         apiWorstP99Ms,
+        ...(standbyToPrimary === undefined ? {} : { standbyToPrimary }),
         ...(probe === undefined ? {} : { apiTxPerRequest: probe.api, baselineTxPerRequest: probe.baseline }),
         tenantOrders: data.orders,
         tenantBoxes: data.boxes,
@@ -255,7 +305,12 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       },
       ratio,
       target,
-      pass: { ratio: ratio >= target.ratio, p99Ms: apiWorstP99Ms <= target.p99Ms, rssMb: apiPeakRssMb <= target.rssMb },
+      pass: {
+        ratio: ratio >= target.ratio,
+        p99Ms: apiWorstP99Ms <= target.p99Ms,
+        rssMb: apiPeakRssMb <= target.rssMb,
+        ...(standbyToPrimary === undefined ? {} : { standbyToPrimary: standbyToPrimary >= 0.9 }),
+      },
       ...(failures.length === 0 ? {} : { failure: failures.join('; ') }),
     };
   } finally {
@@ -264,7 +319,9 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
     for (const child of [...children]) await stopChild(children, child).catch(() => undefined);
     process.off('exit', killAll);
     await stats?.end().catch(() => undefined);
+    await standbyStats?.end().catch(() => undefined);
     await database.drop();
+    await cluster?.close();
   }
 }
 
@@ -568,6 +625,29 @@ function postgresBackends(client: pg.Client, databaseName: string): PostgresBack
       return total;
     },
   };
+}
+
+/** The backends of the primary and of the standby, as one. */
+function bothBackends(primary: PostgresBackends, standby: PostgresBackends): PostgresBackends {
+  return {
+    cpu: async () => {
+      const [a, b] = await Promise.all([primary.cpu(), standby.cpu()]);
+      return new Map([...a, ...b]);
+    },
+    cpuSince: async (before) => (await primary.cpuSince(before)) + (await standby.cpuSince(before)),
+  };
+}
+
+/** Waits until the API child's /readyz says its standby serves reads (the steward has made it synchronous). */
+async function standbyInUse(child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const response = await fetch(`${child.baseUrl}/readyz`).catch(() => undefined);
+    const body = (await response?.json().catch(() => undefined)) as { standbys?: { inUse: boolean; reason?: string }[] } | undefined;
+    if (body?.standbys?.[0]?.inUse === true) return;
+    await sleep(100);
+  }
+  throw new Error(`${child.name}: the standby did not come into use within 60 s`);
 }
 
 /** Busy CPU seconds of the whole machine (all cores, everything but idle and iowait). */
