@@ -135,6 +135,15 @@ export async function commitToStandbys(transaction: DatabaseTransactionConnectio
   await transaction.query(sql.typeAlias('void')`SET LOCAL synchronous_commit = remote_apply`);
 }
 
+/**
+ * The open transaction commits once its WAL is flushed on the primary, without waiting for any
+ * synchronous standby (`synchronous_commit = local`): for writes the standbys need not have before
+ * the commit returns (the projector's read models, which the log rebuilds).
+ */
+export async function commitLocally(transaction: DatabaseTransactionConnection): Promise<void> {
+  await transaction.query(sql.typeAlias('void')`SET LOCAL synchronous_commit = local`);
+}
+
 /** Every session runs in UTC, whatever the server's default zone. */
 export function withUtcSession(connectionUri: string): string {
   const url = new URL(connectionUri);

@@ -4,7 +4,7 @@ import { checkTrustedEvent, decodeEvent, eventSchemas, type EventType } from '..
 import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { commitToStandbys } from '../platform/db.js';
+import { commitLocally, commitToStandbys } from '../platform/db.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance, type Generation } from './generations.js';
 import type { ProjectedEvent, Projection, RebuildMemory } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
@@ -181,8 +181,13 @@ export async function applyBatchInTransaction(
     plans.flatMap((plan) => (plan.advance ? [plan.advance] : [])),
   );
 
-  // A suspension or reactivation is applied on the serving standbys before its commit returns.
-  if (mode === 'live' && plans.some(({ target, handled }) => target.projection.governsAccess === true && handled.length > 0)) await commitToStandbys(tx);
+  // A suspension or reactivation is applied on the serving standbys before its commit returns; any
+  // other batch (read models, rebuildable from the log) does not wait for standbys at all, so that
+  // a standby going down does not hold the projector up.
+  if (mode === 'live') {
+    if (plans.some(({ target, handled }) => target.projection.governsAccess === true && handled.length > 0)) await commitToStandbys(tx);
+    else await commitLocally(tx);
+  }
 
   const deadLetters: DeadLetter[] = [];
   const applied = new Map<string, number>();

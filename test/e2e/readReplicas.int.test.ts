@@ -167,6 +167,7 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
   test('an evidence id served from the standby is verifiable at once on the primary; an export created by POST is found by the very next GET', async () => {
     await waitFor('standby in use', standbyInUse, 15_000);
     const key = await bed.issueKey(tenant(0), ['analytics:read']);
+    const logsBefore = bed.logs.length;
     const exceptions = await bed.request('/v1/analytics/exceptions', { key });
     expect(exceptions.status).toBe(200);
     const { evidenceId } = exceptions.body as { evidenceId: string };
@@ -180,6 +181,9 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
       const polled = await bed.request(location, { key });
       expect(polled.status).toBe(200);
     }
+    // Written to the primary in the first place: no write was tried on the standby (and served again on the primary).
+    expect(bed.logs.slice(logsBefore).filter((line) => line.includes('failed on a standby'))).toEqual([]);
+    expect(standbyInUse()).toBe(true);
   });
 
   test('a blue/green replay and switch is seen atomically on the standby: every answer during it is the same 200', async () => {
