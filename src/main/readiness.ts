@@ -98,10 +98,9 @@ export function cachedFor<T>(ttlMs: number, load: () => Promise<T>): () => Promi
  * Per standby (label `standby`, `host:port/database`): `supply_read_replica_lag_seconds` (replay lag
  * as the watcher measures it; absent while the standby does not answer), `supply_read_replica_in_use`
  * (1 while it serves reads) and `supply_read_replica_synchronous` (1 while the primary confirms it
- * as a synchronous standby).
+ * as a synchronous standby). Without READ_DATABASE_URL they are exported with no series.
  */
 export function registerReadReplicaMetrics(registry: Registry, router: ReadRouter): void {
-  if (!router.replicated) return;
   new Gauge({
     name: 'supply_read_replica_lag_seconds',
     help: 'Replay lag of each hot standby behind the primary, in seconds (absent while it does not answer)',

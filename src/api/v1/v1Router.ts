@@ -178,8 +178,32 @@ async function serveOperation(
   if (principal === undefined) throw keyRefused(response, refusal);
   stateOf(response).principal = principal;
   checkScopes(operation, principal);
-  response.set(await spendBudget(deps, principal));
-  await runHandler(deps, operation, { principal, db, primary: route.standby ? deps.db : db, reads: slonikRowReader(db), readGuard: undefined }, request, response);
+  const spent = await spendBudget(deps, principal);
+  response.set(spent);
+  try {
+    await runHandler(deps, operation, { principal, db, primary: route.standby ? deps.db : db, reads: slonikRowReader(db), readGuard: undefined }, request, response);
+  } catch (error) {
+    await giveBackForRetry(deps, route, error, principal, spent, response);
+    throw error;
+  }
+}
+
+/**
+ * A request that failed on a standby for another reason than an answer of the API is served again
+ * on the primary (`withStandbyFallback`), where it spends its budget unit again: the first one is
+ * given back.
+ */
+async function giveBackForRetry(
+  deps: V1Dependencies,
+  route: ReadRoute,
+  error: unknown,
+  principal: Principal,
+  spent: Record<string, string> | undefined,
+  response: Response,
+): Promise<void> {
+  if (!route.standby || spent === undefined || error instanceof ApiError || isAccessRefused(error)) return;
+  await deps.budget.refund(principal.prefix);
+  for (const name of Object.keys(spent)) response.removeHeader(name);
 }
 
 /**
@@ -239,6 +263,7 @@ async function serveGuardedOperation(
       const { refusal } = await checkKey(route.db, presentedKey);
       if (refusal !== undefined) return refuse(refusal);
     }
+    await giveBackForRetry(deps, route, error, principal, spent, response);
     throw error;
   }
 }
