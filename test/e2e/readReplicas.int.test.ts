@@ -9,7 +9,12 @@ import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { sql } from '../../src/platform/sql.js';
 import { replayProjections } from '../../src/projecting/replay.js';
+import { checkSignInMember } from '../../src/console/signInMember.js';
+import { issueSignInCode } from '../../src/mcp/signInCodes.js';
+import { systemClock } from '../../src/platform/clock.js';
 import { verifyEvidence } from '../../src/reporting/verifyEvidence.js';
+import { signIn } from '../support/mcpClient.js';
+import { textOf } from '../support/mcpSuite.js';
 import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
 import { silentLogger } from '../support/databases.js';
 import { expectRevocationActsUnderLoad, getWithKey } from '../support/revocationUnderLoad.js';
@@ -184,6 +189,45 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
     // Written to the primary in the first place: no write was tried on the standby (and served again on the primary).
     expect(bed.logs.slice(logsBefore).filter((line) => line.includes('failed on a standby'))).toEqual([]);
     expect(standbyInUse()).toBe(true);
+  });
+
+  test('/mcp: the token is checked on the primary, tool reads come from the standby, and a tool answer\'s evidence id is verifiable at once', async () => {
+    await waitFor('standby in use', standbyInUse, 15_000);
+    const { workspaceId, orderIds } = tenant(0);
+    const memberId = tenant(0).memberIds[0] ?? '';
+    const { client } = await signIn(bed.baseUrl, async () =>
+      (await issueSignInCode({ pool: bed.database.pool, clock: systemClock, checkMember: (w, m) => checkSignInMember(bed.eventStore, w, m) }, { workspaceId, memberId })).signInCode,
+    );
+    try {
+      const statusOf = async (orderId: string) => (JSON.parse(textOf(await client.callTool({ name: 'getOrder', arguments: { orderId } }))) as { status: string }).status;
+      let orderId = '';
+      let before = '';
+      for (const candidate of orderIds) {
+        before = await statusOf(candidate);
+        if (!['delivered', 'cancelled', 'rejected', 'received', 'closed'].includes(before)) {
+          orderId = candidate;
+          break;
+        }
+      }
+      const logsBefore = bed.logs.length;
+      await cluster.pauseReplay();
+      try {
+        const appendedAt = performance.now();
+        await bed.console.advanceOrder({ workspaceId, orderId });
+        await bed.settle();
+        const onStandby = await statusOf(orderId);
+        // Served by the standby (its replay paused): the status before the change.
+        if (performance.now() - appendedAt < maxLagMs - 200) expect(onStandby).toBe(before);
+      } finally {
+        await cluster.resumeReplay();
+      }
+      await waitFor('standby in use', standbyInUse, 15_000);
+      const exceptions = JSON.parse(textOf(await client.callTool({ name: 'getExceptions', arguments: {} }))) as { evidenceId: string };
+      expect((await verifyEvidence(bed.database.pool, bed.eventStore, exceptions.evidenceId)).match).toBe(true);
+      expect(bed.logs.slice(logsBefore).filter((line) => line.includes('failed on a standby'))).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 
   test('a blue/green replay and switch is seen atomically on the standby: every answer during it is the same 200', async () => {
