@@ -198,6 +198,7 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       if (standbyRun !== undefined) {
         note(
           `${''.padEnd(10)} api-standby ${standbyRun.rps} req/s p50 ${standbyRun.p50Ms} p99 ${standbyRun.p99Ms} ms | ` +
+            `cpu/req ${standbyRun.cpuUsPerRequest} µs + pg ${standbyRun.postgresCpuUsPerRequest} µs | ` +
             `ratio ${round(standbyRun.rps / baselineRun.rps, 3)}, ${round(standbyRun.rps / apiRun.rps, 3)} of the API on the primary`,
         );
       }
@@ -244,6 +245,9 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
               standbyToPrimary: round(standby.rps / a.rps, 3),
               standbyP50Ms: standby.p50Ms,
               standbyP99Ms: standby.p99Ms,
+              standbyCpuUsPerReq: standby.cpuUsPerRequest,
+              standbyPgCpuUsPerReq: standby.postgresCpuUsPerRequest,
+              standbyRunMachineBusyPct: standby.machineBusyPct,
             }),
         apiRps: a.rps,
         baselineRps: b.rps,
