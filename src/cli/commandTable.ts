@@ -111,13 +111,17 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
         options: { timeout: { type: 'string', value: 'S', description: 'seconds to wait, 0 to 86400 (default 60)' } },
       },
       replay: {
-        summary: `Rebuilds projections beside the live tables with a progress bar, then switches atomically; /v1 keeps answering throughout. ${prints('the replay\'s result')}`,
+        summary: `Rebuilds projections beside the live tables with a progress bar, then switches atomically; /v1 keeps answering throughout; resumes a killed rebuild unless --fresh. ${prints('the replay\'s result')}`,
         options: {
           projection: { type: 'string', multiple: true, value: 'NAME[,NAME]', description: 'only these projections (default all): tenants, locations, catalog, boxes, stock_movements, orders, fulfillments, analytics' },
           strict: { type: 'boolean', description: 'decodes every event through its schema (for a log that may hold events not written by this code)' },
           parallel: { type: 'string', value: 'N', description: 'projection transactions at once, 1 to 16 (default one more than the cores; 1 on the embedded database)' },
           batch: { type: 'string', value: 'N', description: 'events read a batch, 1 to 100000 (default 5000)' },
           fold: { type: 'string', value: 'N', description: 'events a projection folds before it writes, 0 to 10000000 (default 50000; 0 writes every batch)' },
+          fresh: {
+            type: 'boolean',
+            description: 'starts over from the start of the log; by default a replay that was killed is resumed from its last committed batch',
+          },
         },
       },
     },

@@ -167,7 +167,10 @@ export class BulkLoader {
     if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
     const schemaName = target.generation.schemaName;
     const handles = sql.array([...target.projection.handles], 'text');
-    const upTo = sql.fragment`(e.transaction_id, e.global_position) <= (${head.position.tx.toString()}::xid8, ${head.position.seq})`;
+    // After the generation's checkpoint (the start of the log, or where a killed replay's load committed) up to `head`.
+    const { checkpoint } = target.generation;
+    const upTo = sql.fragment`(e.transaction_id, e.global_position) > (${checkpoint.tx.toString()}::xid8, ${checkpoint.seq})
+      AND (e.transaction_id, e.global_position) <= (${head.position.tx.toString()}::xid8, ${head.position.seq})`;
     return this.transaction(
       async (client) => {
         await begin(client);
@@ -194,7 +197,7 @@ export class BulkLoader {
         const advance: CheckpointAdvance = {
           generation: target.generation,
           to: head.position,
-          seen: Number(head.eventCount),
+          seen: Number(head.eventCount - target.generation.eventsSeen),
           applied: inserted.rowCount ?? 0,
           lastRecordedAt: head.lastRecordedAt ?? new Date(0).toISOString(),
         };

@@ -265,3 +265,41 @@ export function advanced(generation: Generation, advance: CheckpointAdvance): Ge
     checkpointRecordedAt: advance.lastRecordedAt,
   };
 }
+
+/**
+ * Whether a generation an earlier replay left building can be resumed: it was built for the
+ * projection's current definition, and its schema holds every one of the projection's tables.
+ * (What it holds is what its committed batches wrote: each batch's rows commit with its checkpoint.)
+ */
+export async function buildIsIntact(db: CommonQueryMethods, projection: Projection, generation: Generation): Promise<boolean> {
+  if (generation.state !== 'building' || generation.definitionVersion !== projection.version) return false;
+  const present = await db.anyFirst(sql.type(z.object({ name: z.string() }))`
+    SELECT c.relname AS name FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${generation.schemaName} AND c.relkind IN ('r', 'p')
+  `);
+  return projection.tables.every((definition) => present.includes(definition.name));
+}
+
+/**
+ * Drops every index of a generation's schema that repeats another index of the same table (same
+ * definition but its name), keeping the oldest: a resumed rebuild builds the deferred indexes
+ * again, some of which the killed replay may have built already (Postgres names the second one
+ * with a number after the first's name).
+ */
+export async function dropDuplicateIndexes(db: CommonQueryMethods, schemaName: string): Promise<void> {
+  const duplicates = await db.anyFirst(sql.type(z.object({ name: z.string() }))`
+    WITH indexes AS (
+      SELECT c.oid, c.relname, i.indrelid,
+        regexp_replace(pg_get_indexdef(c.oid), '^CREATE (UNIQUE )?INDEX \\S+ ON ', 'CREATE \\1INDEX ON ') AS definition
+      FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${schemaName}
+        AND NOT EXISTS (SELECT FROM pg_constraint AS k WHERE k.conindid = c.oid)
+    )
+    SELECT later.relname AS name FROM indexes AS later
+    WHERE EXISTS (
+      SELECT FROM indexes AS earlier
+      WHERE earlier.indrelid = later.indrelid AND earlier.definition = later.definition AND earlier.oid < later.oid
+    )
+  `);
+  for (const name of duplicates) await db.query(sql.typeAlias('void')`DROP INDEX ${sql.identifier([schemaName, name])}`);
+}

@@ -6,14 +6,17 @@ import type { Logger } from '../platform/logger.js';
 import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeStatement,
+  buildIsIntact,
   deferredIndexStatements,
   createGeneration,
+  dropDuplicateIndexes,
   dropGenerationSchema,
   ensureActiveGenerations,
   loadGenerations,
   lockActiveGenerations,
   pointViews,
   setGenerationState,
+  type Generation,
 } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
@@ -59,6 +62,12 @@ export type ReplayOptions = {
    * others. Default true; false loads every projection through Node.
    */
   readonly loadFromLog?: boolean;
+  /**
+   * Starts every projection over from the start of the log, dropping what an earlier replay that
+   * did not finish left building. By default such a generation, when intact (its schema and tables
+   * there, the projection's current definition), is resumed from its last committed checkpoint.
+   */
+  readonly fresh?: boolean;
 };
 
 /**
@@ -72,7 +81,10 @@ export type ReplayOptions = {
 export const defaultFoldEvents = 50_000;
 
 export type ReplayResult = {
+  /** Events of the log the rebuilt generations cover (with those an earlier, killed replay had built). */
   readonly events: number;
+  /** Of those, the events the generations this replay resumed had already built (0: a fresh rebuild). */
+  readonly resumedAtEvents: number;
   readonly seconds: number;
   readonly projections: readonly {
     readonly projection: string;
@@ -81,6 +93,8 @@ export type ReplayResult = {
     readonly replaced: number;
     /** Loaded by Postgres from the log (BulkLoader.loadFromLog) rather than through Node. */
     readonly fromLog: boolean;
+    /** The generation an earlier replay left building, resumed from its checkpoint. */
+    readonly resumed: boolean;
   }[];
 };
 
@@ -127,21 +141,31 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       const taken = await locks.tryAcquire(names);
       if (taken.length !== names.length) throw new ReplayBusyError(names.filter((name) => !taken.includes(name)));
       await ensureActiveGenerations(pool, projections);
-      await abandonUnfinishedBuilds(pool, names, logger);
+      const resumable = await unfinishedBuilds(pool, projections, options.fresh === true, logger);
       const suspects = options.strict === true ? undefined : await deadLetteredEventIds(pool, names);
 
       let targets: BatchTarget[] = [];
       for (const projection of projections) {
-        const generation = await pool.transaction((tx) => createGeneration(tx, projection, 'building'));
+        const generation = resumable.get(projection.name) ?? (await pool.transaction((tx) => createGeneration(tx, projection, 'building')));
         targets.push({ projection, generation, rebuild: new RebuildMemory() });
       }
-      logger.info({ projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`) }, 'replay building');
+      const resumed = new Set([...resumable.values()].map((g) => g.schemaName));
+      logger.info(
+        {
+          projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`),
+          resumed: targets.filter((t) => resumed.has(t.generation.schemaName)).map((t) => `${t.projection.name}#${t.generation.generation}@${t.generation.eventsSeen}`),
+        },
+        'replay building',
+      );
 
       const decoding: EventDecoding = options.strict === true ? 'strict' : 'trusted';
       const parallelism = Math.max(1, Math.min(options.parallelism ?? defaultReplayParallelism(availableParallelism()), projections.length));
-      const log = logBatches(eventStore, batchSize)[Symbol.asyncIterator]();
+      // Opened once it is known where the projections that go through Node start.
+      let log: AsyncIterator<readonly RecordedEvent[], void, undefined> | undefined;
+      let logFrom: LogPosition = logStart;
       // Reading and decoding the next batch overlaps with writing this one.
       const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
+        log ??= logBatches(eventStore, batchSize, logFrom)[Symbol.asyncIterator]();
         const next = await log.next();
         return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects);
       };
@@ -152,11 +176,16 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       try {
         const head = await eventStore.head();
         const total = Number(head.eventCount);
-        let seen = 0;
-        options.onProgress?.({ seen, total });
         // Projections Postgres loads by itself from the log, beside the others (they get the
         // catch-up after `head` in the switch, as every projection).
         fromLog = head.eventCount === 0n ? [] : await loadableFromLog(pool, options, targets);
+        // The log is read from the lowest checkpoint of the projections that go through Node (the
+        // start of the log unless every one of them resumes); each skips what it has already.
+        const byNode = targets.filter((target) => !fromLog.includes(target));
+        logFrom = minimumCheckpoint(byNode.map((t) => t.generation.checkpoint));
+        const resumedAtEvents = byNode.length === 0 ? 0 : Math.min(...byNode.map((t) => Number(t.generation.eventsSeen)));
+        let seen = resumedAtEvents;
+        options.onProgress?.({ seen, total: Math.max(total, seen) });
         loading = fromLog.map((target) => {
           if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
           const load = bulk.loadFromLog(target, head);
@@ -177,12 +206,12 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             next: readAndDecode,
             logger,
             signal: options.signal,
-            onProgress: (events) => options.onProgress?.({ seen: events, total: Math.max(total, events) }),
+            onProgress: (events) => options.onProgress?.({ seen: resumedAtEvents + events, total: Math.max(total, resumedAtEvents + events) }),
             ...(bulk === undefined ? {} : { bulk }),
             ...(foldEvents > 0 ? { foldEvents } : {}),
           });
           through = applied.targets;
-          seen = applied.events;
+          seen = resumedAtEvents + applied.events;
         } else {
           reading = readAndDecode();
           for (;;) {
@@ -196,7 +225,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
           }
           reading = undefined;
         }
-        await log.return?.();
+        await log?.return?.();
         const loaded = await Promise.all(loading);
         loading = [];
         // Only projections loaded from the log: nothing went by batch to report progress.
@@ -213,6 +242,11 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
           options.signal?.throwIfAborted();
           await pool.query(statement);
         });
+        // A resumed generation may have had some of its deferred indexes built by the replay that
+        // was killed (during its index builds, or in a load from the log): they were built twice.
+        for (const target of targets) {
+          if (resumed.has(target.generation.schemaName)) await dropDuplicateIndexes(pool, target.generation.schemaName);
+        }
 
         // While the switch transaction holds the locks it reads the log itself when the log is in
         // the same database; otherwise on the store's own connection, outside the transaction's
@@ -248,6 +282,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         options.onProgress?.({ seen, total: Math.max(total, seen) });
         const result: ReplayResult = {
           events: seen,
+          resumedAtEvents,
           seconds: (performance.now() - started) / 1000,
           projections: targets.map((t) => ({
             projection: t.projection.name,
@@ -255,6 +290,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             eventsApplied: Number(t.generation.eventsApplied),
             replaced: replaced.find((g) => g.projection === t.projection.name)?.generation ?? 0,
             fromLog: fromLog.some((f) => f.projection === t.projection),
+            resumed: resumed.has(t.generation.schemaName),
           })),
         };
         logger.info(result, 'replay switched readers to the new generation');
@@ -264,7 +300,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         // A load from the log still running holds its table: it ends (or fails) before the drop.
         await Promise.allSettled(loading);
         // Closes a log stream still open (its connection), and the COPY lanes.
-        await log.return?.().catch(() => undefined);
+        await log?.return?.().catch(() => undefined);
         await bulk?.close();
         const reason = error instanceof Error ? error.message : String(error);
         for (const target of targets) {
@@ -319,16 +355,36 @@ function indexAndStatisticsJobs(targets: readonly BatchTarget[]) {
   return [...builds, ...tables.filter((t) => !waiting(t.definition)).map((t) => t.statement), ...tables.filter((t) => waiting(t.definition)).map((t) => t.statement)];
 }
 
-/** Generations left 'building' by a replay that died: nobody holds their replay lock any more. */
-async function abandonUnfinishedBuilds(pool: DatabasePool, names: readonly string[], logger: Logger): Promise<void> {
-  const building = (await loadGenerations(pool, ['building'])).filter((g) => names.includes(g.projection));
+/**
+ * Generations left 'building' by a replay that died (nobody holds their replay lock any more): per
+ * projection, the newest one is resumed when it is intact (buildIsIntact) and `fresh` is not
+ * asked for; every other one is marked failed and dropped.
+ */
+async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projection[], fresh: boolean, logger: Logger): Promise<Map<string, Generation>> {
+  const building = (await loadGenerations(pool, ['building'])).filter((g) => projections.some((p) => p.name === g.projection));
+  const resumable = new Map<string, Generation>();
+  for (const projection of projections) {
+    const newest = building.filter((g) => g.projection === projection.name).at(-1);
+    if (newest !== undefined && !fresh && (await buildIsIntact(pool, projection, newest))) resumable.set(projection.name, newest);
+  }
   for (const generation of building) {
-    logger.warn({ projection: generation.projection, generation: generation.generation }, 'dropping a generation an earlier replay left unfinished');
+    if (resumable.get(generation.projection) === generation) continue;
+    logger.warn(
+      { projection: generation.projection, generation: generation.generation, fresh },
+      fresh ? 'dropping the generation an earlier replay left unfinished (--fresh)' : 'dropping a generation an earlier replay left unfinished',
+    );
     await pool.transaction(async (tx) => {
       await dropGenerationSchema(tx, generation.schemaName);
-      await setGenerationState(tx, generation, 'failed', 'abandoned: the replay that built it did not finish');
+      await setGenerationState(tx, generation, 'failed', fresh ? 'abandoned: a fresh replay started over' : 'abandoned: the replay that built it did not finish');
     });
   }
+  for (const generation of resumable.values()) {
+    logger.warn(
+      { projection: generation.projection, generation: generation.generation, eventsSeen: generation.eventsSeen.toString() },
+      'resuming the generation an earlier replay left unfinished, from its last committed batch',
+    );
+  }
+  return resumable;
 }
 
 /**
@@ -336,8 +392,8 @@ async function abandonUnfinishedBuilds(pool: DatabasePool, names: readonly strin
  * statement), then readAll from where the stream ended up to the head, for what was appended
  * meanwhile.
  */
-async function* logBatches(eventStore: EventStore, batchSize: number): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
-  let from: LogPosition = logStart;
+async function* logBatches(eventStore: EventStore, batchSize: number, start: LogPosition): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
+  let from: LogPosition = start;
   if (eventStore.streamAll) {
     for await (const batch of eventStore.streamAll(from, batchSize)) {
       yield batch.events;

@@ -13,9 +13,9 @@ import { compareLogPositions, type EventStore, type LogPosition } from '../../sr
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
-import { loadGenerations } from '../../src/projecting/generations.js';
+import { deferredIndexStatements, dropDuplicateIndexes, loadGenerations } from '../../src/projecting/generations.js';
 import { replayProjections } from '../../src/projecting/replay.js';
-import { cliPath } from '../support/cli.js';
+import { cliPath, runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 
@@ -42,6 +42,14 @@ const buildingRow = z.object({ projection: z.string(), generation: z.number(), s
 async function buildingGenerations(pool: DatabasePool) {
   return pool.any(sql.type(buildingRow)`
     SELECT projection, generation, events_seen AS seen FROM projection_generations WHERE state = 'building' ORDER BY projection
+  `);
+}
+
+/** Indexes of each projection's active generation. */
+async function indexCounts(pool: DatabasePool) {
+  return pool.any(sql.type(z.object({ projection: z.string(), indexes: z.number() }))`
+    SELECT g.projection, (SELECT count(*)::int FROM pg_indexes AS i WHERE i.schemaname = g.schema_name) AS indexes
+    FROM projection_generations AS g WHERE g.state = 'active' ORDER BY g.projection
   `);
 }
 
@@ -100,52 +108,134 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(folded.events).toBeGreaterThan(10 * 7000);
   }, 600_000);
 
-  test('a rebuild SIGKILLed at a random batch leaves the live tables serving, and run again it ends identical', async () => {
-    if (!seeded || !reference) throw new Error('the previous test did not run');
+  /**
+   * Starts `supply-api projections replay` (batches of `batch`, a write every three batches) and
+   * SIGKILLs it once the projections that have committed a write have all passed batch `killAt`;
+   * returns the generations it left building.
+   */
+  async function killReplayAt(killAt: number, batch: number) {
+    if (!seeded) throw new Error('no database');
     const { pool, url } = seeded.database;
-    const batch = 2000;
-    const batches = Math.ceil(Number((await seeded.eventStore.head()).eventCount) / batch);
-    // Somewhere in the first four fifths of the log, so that the kill lands during the load.
-    const killAt = 1 + Math.floor(Math.random() * Math.max(1, Math.floor(batches * 0.8) - 1));
-    const before = (await loadGenerations(pool, ['active'])).map((g) => g.generation);
-
-    const child = spawn(process.execPath, [cliPath, 'projections', 'replay', '--parallel', '2', '--batch', String(batch)], {
+    const child = spawn(process.execPath, [cliPath, 'projections', 'replay', '--parallel', '2', '--batch', String(batch), '--fold', String(3 * batch)], {
       env: { PATH: process.env.PATH, DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' },
       stdio: 'ignore',
     });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const deadline = performance.now() + 240_000;
-    let killedAtSeen = 0n;
     for (;;) {
-      const building = await buildingGenerations(pool);
-      const furthest = building.reduce((max, g) => (g.seen > max ? g.seen : max), 0n);
-      if (furthest >= BigInt(killAt * batch)) {
+      const committed = (await buildingGenerations(pool)).filter((g) => g.seen > 0n);
+      const slowest = committed.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(Number.MAX_SAFE_INTEGER));
+      if (committed.length > 0 && slowest >= BigInt(killAt * batch)) {
         child.kill('SIGKILL');
-        killedAtSeen = furthest;
         break;
       }
       if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the replay ended or stalled before batch ${killAt}`);
       await sleep(5);
     }
     await exited;
+    return buildingGenerations(pool);
+  }
 
+  const replayedResult = z.object({
+    events: z.number(),
+    resumedAtEvents: z.number(),
+    projections: z.array(z.object({ projection: z.string(), generation: z.number(), resumed: z.boolean() })),
+  });
+
+  test('a rebuild SIGKILLed at a random batch leaves the live tables serving, and run again it resumes from its last commit and ends identical', async () => {
+    if (!seeded || !reference) throw new Error('the previous test did not run');
+    const { pool, url } = seeded.database;
+    const batch = 2000;
+    const total = Number((await seeded.eventStore.head()).eventCount);
+    const batches = Math.ceil(total / batch);
+    // Somewhere from the fourth batch (a write is committed) to four fifths of the log.
+    const killAt = 4 + Math.floor(Math.random() * Math.max(1, Math.floor(batches * 0.8) - 4));
+    const before = (await loadGenerations(pool, ['active'])).map((g) => g.generation);
+    const indexesBefore = await indexCounts(pool);
+
+    const left = await killReplayAt(killAt, batch);
     // Killed mid-load: its generations are left building, the live ones are as they were.
-    const left = await buildingGenerations(pool);
     expect(left.length).toBe(allProjections.length);
-    expect(killedAtSeen).toBeGreaterThan(0n);
     expect((await loadGenerations(pool, ['active'])).map((g) => g.generation)).toEqual(before);
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    // As if the kill had come during the index builds after the load: the boxes generation has its deferred indexes.
+    const boxes = allProjections.find((p) => p.name === 'boxes');
+    const boxesLeft = (await loadGenerations(pool, ['building'])).find((g) => g.projection === 'boxes');
+    if (boxes === undefined || boxesLeft === undefined) throw new Error('no boxes generation left building');
+    for (const statement of deferredIndexStatements(boxes, boxesLeft.schemaName)) await pool.query(statement);
 
-    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, batchSize: batch, bulkLoad: { connectionUri: url } });
+    const resumed = await runCli(['projections', 'replay', '--parallel', '2', '--batch', String(batch)], { DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' }, 300_000);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = replayedResult.parse(JSON.parse(resumed.stdout));
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
-    // What the killed run left is dropped, not reused.
+    // The generations the killed run left are the ones that switched, each resumed where it stood.
+    for (const generation of left) {
+      expect(result.projections.find((p) => p.projection === generation.projection)).toEqual({ projection: generation.projection, generation: generation.generation, resumed: true });
+    }
+    expect(result.events).toBe(total);
+    const slowest = left.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(total));
+    expect(result.resumedAtEvents).toBe(Number(slowest));
+    expect((await loadGenerations(pool, ['failed'])).filter((g) => left.some((l) => l.projection === g.projection && l.generation === g.generation))).toEqual([]);
+    // The deferred indexes are there once each, even those the killed run had built already.
+    expect(await indexCounts(pool)).toEqual(indexesBefore);
+  }, 600_000);
+
+  test('--fresh drops what a killed rebuild left and starts over', async () => {
+    if (!seeded || !reference) throw new Error('the previous test did not run');
+    const { pool, url } = seeded.database;
+    const batch = 2000;
+    const left = await killReplayAt(6, batch);
+    expect(left.length).toBe(allProjections.length);
+
+    const fresh = await runCli(['projections', 'replay', '--fresh', '--parallel', '2', '--batch', String(batch)], { DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' }, 300_000);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    const result = replayedResult.parse(JSON.parse(fresh.stdout));
+    expect(result.resumedAtEvents).toBe(0);
+    expect(result.projections.every((p) => !p.resumed)).toBe(true);
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
     const failed = await loadGenerations(pool, ['failed']);
     for (const generation of left) {
       const row = failed.find((g) => g.projection === generation.projection && g.generation === generation.generation);
-      expect(row?.error).toMatch(/abandoned/);
+      expect(row?.error).toMatch(/abandoned: a fresh replay started over/);
       expect(await schemaExists(pool, row?.schemaName ?? '')).toBe(false);
     }
   }, 600_000);
+
+  test('a generation built for an older definition of its projection is not resumed', async () => {
+    if (!seeded || !reference) throw new Error('the previous test did not run');
+    const { pool, url } = seeded.database;
+    const left = await killReplayAt(4, 2000);
+    const tenants = left.find((g) => g.projection === 'tenants');
+    if (tenants === undefined) throw new Error('no tenants generation left building');
+    await pool.query(sql.typeAlias('void')`
+      UPDATE projection_generations SET definition_version = definition_version - 1 WHERE projection = 'tenants' AND generation = ${tenants.generation}
+    `);
+    const result = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, bulkLoad: { connectionUri: url } });
+    expect(result.projections.find((p) => p.projection === 'tenants')).toMatchObject({ resumed: false });
+    expect(result.projections.filter((p) => p.resumed).map((p) => p.projection).sort()).toEqual(left.map((g) => g.projection).filter((name) => name !== 'tenants').sort());
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+  }, 600_000);
+
+  test('dropDuplicateIndexes keeps one index of each definition, and the indexes of constraints', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool } = seeded.database;
+    const schema = `dup_indexes_33_${randomUUID().slice(0, 8)}`;
+    await pool.query(sql.typeAlias('void')`CREATE SCHEMA ${sql.identifier([schema])}`);
+    try {
+      const table = sql.identifier([schema, 't']);
+      await pool.query(sql.typeAlias('void')`CREATE TABLE ${table} (tenant_id text NOT NULL, id text NOT NULL, n int, PRIMARY KEY (tenant_id, id))`);
+      await pool.query(sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table} (tenant_id, id)`);
+      await pool.query(sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table} (tenant_id, id)`);
+      await pool.query(sql.typeAlias('void')`CREATE INDEX ON ${table} (tenant_id, n) WHERE n IS NOT NULL`);
+      await pool.query(sql.typeAlias('void')`CREATE INDEX ON ${table} (tenant_id, n) WHERE n IS NOT NULL`);
+      await pool.query(sql.typeAlias('void')`CREATE INDEX ON ${table} (tenant_id, n)`);
+      await dropDuplicateIndexes(pool, schema);
+      const left = await pool.anyFirst(sql.type(z.object({ name: z.string() }))`SELECT indexname AS name FROM pg_indexes WHERE schemaname = ${schema} ORDER BY indexname`);
+      expect(left).toEqual(['t_pkey', 't_tenant_id_id_idx', 't_tenant_id_n_idx', 't_tenant_id_n_idx2']);
+    } finally {
+      await pool.query(sql.typeAlias('void')`DROP SCHEMA ${sql.identifier([schema])} CASCADE`);
+    }
+  }, 60_000);
 });
 
 describe('the trusted fast path never skips an event it cannot read (small seed)', () => {

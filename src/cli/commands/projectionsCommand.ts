@@ -69,6 +69,7 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           projections,
           logger,
           strict: values.strict === true,
+          fresh: values.fresh === true,
           batchSize,
           parallelism,
           foldEvents,
