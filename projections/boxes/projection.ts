@@ -1,6 +1,6 @@
 import { sql } from '../../src/platform/sql.js';
 import { applyByFolding, expectRowCount, inMemoryFolding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
-import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+import { RowChanges } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
 
 type BoxRecord = {
@@ -191,7 +191,7 @@ function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>
   switch (event.type) {
     case 'BoxRegistered': {
       const { boxId, code, catalogItemId, warehouseId, status, lot, serials, expiresOn, origin } = event.data;
-      boxes.create(rowKey(tenantId, boxId), {
+      boxes.create(tenantId, boxId, {
         tenantId,
         boxId,
         code,
@@ -214,14 +214,14 @@ function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>
     }
     case 'BoxStatusChanged': {
       const { boxId, status } = event.data;
-      boxes.change(rowKey(tenantId, boxId), { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt, changedTx, changedSeq });
+      boxes.change(tenantId, boxId, { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt, changedTx, changedSeq });
       break;
     }
     case 'StockMovementRecorded': {
       const { boxId, type, quantityDelta, reservedDelta, toWarehouseId } = event.data;
       // Only a transfer moves the box itself; an issue names warehouses but the box stays put.
       const warehouseId = type === 'transfer' && toWarehouseId !== undefined ? toWarehouseId : null;
-      boxes.change(rowKey(tenantId, boxId), {
+      boxes.change(tenantId, boxId, {
         tenantId,
         boxId,
         onHandDelta: quantityDelta,

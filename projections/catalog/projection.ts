@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { costMeasurement } from '../../src/events/catalog.js';
 import { sql } from '../../src/platform/sql.js';
 import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
-import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+import { RowChanges } from '../../src/projecting/rowChanges.js';
 
 type CategoryRecord = {
   tenantId: string;
@@ -243,33 +243,33 @@ function foldEvent(event: ProjectedEvent, categories: RowChanges<CategoryRecord,
   switch (event.type) {
     case 'CatalogCategoryDefined': {
       const { categoryId, name, parentCategoryId } = event.data;
-      categories.create(rowKey(tenantId, categoryId), { tenantId, categoryId, name, parentCategoryId: parentCategoryId ?? null, updatedAt });
+      categories.create(tenantId, categoryId, { tenantId, categoryId, name, parentCategoryId: parentCategoryId ?? null, updatedAt });
       break;
     }
     case 'CatalogCategoryRenamed': {
       const { categoryId, name } = event.data;
-      categories.change(rowKey(tenantId, categoryId), { tenantId, categoryId, name, updatedAt });
+      categories.change(tenantId, categoryId, { tenantId, categoryId, name, updatedAt });
       break;
     }
     case 'CatalogItemDefined': {
       const { itemId, ...fields } = event.data;
-      items.create(rowKey(tenantId, itemId), { ...fields, tenantId, itemId, recordedCost: null, updatedAt });
+      items.create(tenantId, itemId, { ...fields, tenantId, itemId, recordedCost: null, updatedAt });
       break;
     }
     case 'CatalogItemRevised': {
       const { itemId, ...fields } = event.data;
-      items.change(rowKey(tenantId, itemId), { ...namedFields(fields), tenantId, itemId, updatedAt });
+      items.change(tenantId, itemId, { ...namedFields(fields), tenantId, itemId, updatedAt });
       break;
     }
     case 'CatalogItemStatusChanged': {
       const { itemId, status } = event.data;
-      items.change(rowKey(tenantId, itemId), { tenantId, itemId, status, updatedAt });
+      items.change(tenantId, itemId, { tenantId, itemId, status, updatedAt });
       break;
     }
     case 'CatalogItemCostRecorded': {
       const { itemId, costStatus, cost, currency, costMeasurement } = event.data;
       const recordedCost = { costStatus, cost: cost ?? null, currency: currency ?? null, costMeasurement: costMeasurement ?? null };
-      items.change(rowKey(tenantId, itemId), { tenantId, itemId, recordedCost, updatedAt });
+      items.change(tenantId, itemId, { tenantId, itemId, recordedCost, updatedAt });
       break;
     }
     default:

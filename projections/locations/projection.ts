@@ -1,6 +1,6 @@
 import { sql } from '../../src/platform/sql.js';
 import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
-import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+import { RowChanges } from '../../src/projecting/rowChanges.js';
 
 type ClinicRecord = {
   tenantId: string;
@@ -130,27 +130,27 @@ function foldEvent(event: ProjectedEvent, clinics: RowChanges<ClinicRecord, Clin
   switch (event.type) {
     case 'ClinicOpened': {
       const { clinicId, name, status } = event.data;
-      clinics.create(rowKey(tenantId, clinicId), { tenantId, clinicId, name, status, updatedAt });
+      clinics.create(tenantId, clinicId, { tenantId, clinicId, name, status, updatedAt });
       break;
     }
     case 'ClinicRenamed': {
       const { clinicId, name } = event.data;
-      clinics.change(rowKey(tenantId, clinicId), { tenantId, clinicId, name, updatedAt });
+      clinics.change(tenantId, clinicId, { tenantId, clinicId, name, updatedAt });
       break;
     }
     case 'ClinicStatusChanged': {
       const { clinicId, status } = event.data;
-      clinics.change(rowKey(tenantId, clinicId), { tenantId, clinicId, status, updatedAt });
+      clinics.change(tenantId, clinicId, { tenantId, clinicId, status, updatedAt });
       break;
     }
     case 'WarehouseOpened': {
       const { warehouseId, name, kind, clinicId, status } = event.data;
-      warehouses.create(rowKey(tenantId, warehouseId), { tenantId, warehouseId, name, kind, clinicId: clinicId ?? null, status, updatedAt });
+      warehouses.create(tenantId, warehouseId, { tenantId, warehouseId, name, kind, clinicId: clinicId ?? null, status, updatedAt });
       break;
     }
     case 'WarehouseStatusChanged': {
       const { warehouseId, status } = event.data;
-      warehouses.change(rowKey(tenantId, warehouseId), { tenantId, warehouseId, status, updatedAt });
+      warehouses.change(tenantId, warehouseId, { tenantId, warehouseId, status, updatedAt });
       break;
     }
     default:

@@ -9,7 +9,7 @@ import {
   type ProjectedEvent,
   type TableDefinition,
 } from '../../src/projecting/projection.js';
-import { RowChanges, rowKey } from '../../src/projecting/rowChanges.js';
+import { RowChanges } from '../../src/projecting/rowChanges.js';
 import type { MemberStatus, TenantStatus } from './schema.js';
 
 type TenantRecord = {
@@ -187,20 +187,20 @@ function foldEvent(event: ProjectedEvent, tenants: RowChanges<TenantRecord, Tena
     case 'WorkspaceCreated': {
       const { workspaceId, name } = event.data;
       expectOwnWorkspace(tenantId, workspaceId);
-      tenants.create(rowKey(tenantId), { tenantId, name, status: 'active', updatedAt });
+      tenants.create(tenantId, '', { tenantId, name, status: 'active', updatedAt });
       break;
     }
     case 'WorkspaceSuspended':
       expectOwnWorkspace(tenantId, event.data.workspaceId);
-      tenants.change(rowKey(tenantId), { tenantId, status: 'suspended', updatedAt });
+      tenants.change(tenantId, '', { tenantId, status: 'suspended', updatedAt });
       break;
     case 'WorkspaceReactivated':
       expectOwnWorkspace(tenantId, event.data.workspaceId);
-      tenants.change(rowKey(tenantId), { tenantId, status: 'active', updatedAt });
+      tenants.change(tenantId, '', { tenantId, status: 'active', updatedAt });
       break;
     case 'MemberJoined': {
       const { memberId, role, permissions } = event.data;
-      members.create(rowKey(tenantId, memberId), {
+      members.create(tenantId, memberId, {
         tenantId,
         memberId,
         role,
@@ -216,12 +216,12 @@ function foldEvent(event: ProjectedEvent, tenants: RowChanges<TenantRecord, Tena
     case 'MemberRemoved': {
       const { memberId } = event.data;
       const status = event.type === 'MemberSuspended' ? 'suspended' : 'removed';
-      members.change(rowKey(tenantId, memberId), { tenantId, memberId, status, lastDeactivatedAt: recordedAt, updatedAt });
+      members.change(tenantId, memberId, { tenantId, memberId, status, lastDeactivatedAt: recordedAt, updatedAt });
       break;
     }
     case 'MemberReactivated': {
       const { memberId } = event.data;
-      members.change(rowKey(tenantId, memberId), { tenantId, memberId, status: 'active', lastDeactivatedAt: null, updatedAt });
+      members.change(tenantId, memberId, { tenantId, memberId, status: 'active', lastDeactivatedAt: null, updatedAt });
       break;
     }
     default:

@@ -15,14 +15,55 @@ export type RowChangesOptions<Row, Patch> = {
 };
 
 /**
+ * Values by (tenant, id), looked up without building a key: a map of maps, with the insertion
+ * order kept for iteration (the order a write sends its rows in).
+ */
+export class TenantMap<V> {
+  private readonly byTenant = new Map<string, Map<string, { value: V }>>();
+  private readonly entries: { value: V }[] = [];
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  get(tenantId: string, id: string): V | undefined {
+    return this.byTenant.get(tenantId)?.get(id)?.value;
+  }
+
+  has(tenantId: string, id: string): boolean {
+    return this.byTenant.get(tenantId)?.has(id) === true;
+  }
+
+  set(tenantId: string, id: string, value: V): void {
+    let ids = this.byTenant.get(tenantId);
+    if (ids === undefined) this.byTenant.set(tenantId, (ids = new Map()));
+    const entry = ids.get(id);
+    if (entry !== undefined) {
+      entry.value = value;
+      return;
+    }
+    const added = { value };
+    ids.set(id, added);
+    this.entries.push(added);
+  }
+
+  /** The values, in the order their keys were first set. */
+  values(): V[] {
+    return this.entries.map((entry) => entry.value);
+  }
+}
+
+/**
  * The changes one batch makes to one table, folded in memory so that the batch is written with a
  * single multi-row INSERT (rows created in the batch, with every later change already applied)
  * and a single multi-row UPDATE (rows that existed before, one combined patch each). Folding
- * events one by one or in a batch gives the same rows, which the projections' tests check.
+ * events one by one or in a batch gives the same rows, which the projections' tests check. Rows
+ * are keyed by tenant and id (`''` for a table keyed by the tenant alone), looked up as they are:
+ * no key string is built per event.
  */
 export class RowChanges<Row, Patch = Partial<Row>> {
-  private readonly createdRows = new Map<string, Row>();
-  private readonly patchesByKey = new Map<string, Patch>();
+  private readonly createdRows = new TenantMap<Row>();
+  private readonly patchesByKey = new TenantMap<Patch>();
   private readonly applyTo: (row: Row, patch: Patch) => Row;
   private readonly combine: (earlier: Patch, later: Patch) => Patch;
 
@@ -34,33 +75,33 @@ export class RowChanges<Row, Patch = Partial<Row>> {
     this.combine = options.combine ?? ((earlier, later) => ({ ...earlier, ...later }));
   }
 
-  create(key: string, row: Row): void {
-    if (this.createdRows.has(key) || this.patchesByKey.has(key)) {
-      throw new ProjectionInvariantError(`${this.what} ${key.replaceAll('\u0000', '/')} created twice`);
+  create(tenantId: string, id: string, row: Row): void {
+    if (this.createdRows.has(tenantId, id) || this.patchesByKey.has(tenantId, id)) {
+      throw new ProjectionInvariantError(`${this.what} ${id === '' ? tenantId : `${tenantId}/${id}`} created twice`);
     }
-    this.createdRows.set(key, row);
+    this.createdRows.set(tenantId, id, row);
   }
 
-  change(key: string, patch: Patch): void {
-    const created = this.createdRows.get(key);
+  change(tenantId: string, id: string, patch: Patch): void {
+    const created = this.createdRows.get(tenantId, id);
     if (created !== undefined) {
-      this.createdRows.set(key, this.applyTo(created, patch));
+      this.createdRows.set(tenantId, id, this.applyTo(created, patch));
       return;
     }
-    const earlier = this.patchesByKey.get(key);
-    this.patchesByKey.set(key, earlier === undefined ? patch : this.combine(earlier, patch));
+    const earlier = this.patchesByKey.get(tenantId, id);
+    this.patchesByKey.set(tenantId, id, earlier === undefined ? patch : this.combine(earlier, patch));
   }
 
-  /** The row created in this batch under `key`, if any. */
-  createdRow(key: string): Row | undefined {
-    return this.createdRows.get(key);
+  /** The row created in this batch under (tenant, id), if any. */
+  createdRow(tenantId: string, id: string): Row | undefined {
+    return this.createdRows.get(tenantId, id);
   }
 
   get created(): Row[] {
-    return [...this.createdRows.values()];
+    return this.createdRows.values();
   }
 
   get patches(): Patch[] {
-    return [...this.patchesByKey.values()];
+    return this.patchesByKey.values();
   }
 }
