@@ -23,6 +23,7 @@ import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
 import { applyLogSideBySide, applyReplayBatch, FoldedBatchesError } from './sideBySide.js';
 import { BulkLoader, LogLoadRefusedError, type BulkLoadOptions } from './bulkLoad.js';
+import { foldOnThread, logBatches, type ReplayThreads } from './replayThreads.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -68,6 +69,11 @@ export type ReplayOptions = {
    * there, the projection's current definition), is resumed from its last committed checkpoint.
    */
   readonly fresh?: boolean;
+  /**
+   * With several lanes, `bulkLoad` and the log in the same database: the projections folded on a
+   * worker thread beside the main one (ReplayThreads). Absent: every projection on the main thread.
+   */
+  readonly threads?: ReplayThreads;
 };
 
 /**
@@ -197,21 +203,52 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         if (through.length === 0) {
           seen = total;
         } else if (parallelism > 1) {
-          const applied = await applyLogSideBySide({
-            pool,
-            targets: through,
-            parallelism,
-            // Enough for the fast projections to keep Postgres busy while the slowest folds.
-            ahead: 2,
-            next: readAndDecode,
-            logger,
-            signal: options.signal,
-            onProgress: (events) => options.onProgress?.({ seen: resumedAtEvents + events, total: Math.max(total, resumedAtEvents + events) }),
-            ...(bulk === undefined ? {} : { bulk }),
-            ...(foldEvents > 0 ? { foldEvents } : {}),
-          });
-          through = applied.targets;
-          seen = resumedAtEvents + applied.events;
+          const { threads } = options;
+          const threaded = threads === undefined || bulk === undefined || eventStore.readAllOn === undefined ? [] : through.filter((t) => threads.projections.includes(t.projection.name));
+          const onMain = through.filter((t) => !threaded.includes(t));
+          logFrom = minimumCheckpoint(onMain.map((t) => t.generation.checkpoint));
+          // Events each side has covered (from where its projections stood), for the progress bar.
+          const base = (group: readonly BatchTarget[]) => (group.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...group.map((t) => Number(t.generation.eventsSeen))));
+          const covered = [base(onMain), base(threaded)];
+          const progress = (side: number, events: number) => {
+            covered[side] = base(side === 0 ? onMain : threaded) + events;
+            const least = Math.min(...covered);
+            options.onProgress?.({ seen: least, total: Math.max(total, least) });
+          };
+          // The first failure, on either thread, stops the other.
+          const stop = new AbortController();
+          const signal = options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
+          const onMainThread =
+            onMain.length === 0
+              ? Promise.resolve({ targets: [], events: 0 })
+              : applyLogSideBySide({
+                  pool,
+                  targets: onMain,
+                  parallelism,
+                  // Enough for the fast projections to keep Postgres busy while the slowest folds.
+                  ahead: 2,
+                  next: readAndDecode,
+                  logger,
+                  signal,
+                  onProgress: (events) => progress(0, events),
+                  ...(bulk === undefined ? {} : { bulk }),
+                  ...(foldEvents > 0 ? { foldEvents } : {}),
+                });
+          const onThread =
+            threads === undefined || threaded.length === 0
+              ? Promise.resolve({ targets: [], events: 0 })
+              : foldOnThread(
+                  threads,
+                  { targets: threaded, batchSize, decoding, suspects, foldEvents: foldEvents > 0 ? foldEvents : undefined, parallelism: threaded.length },
+                  (events) => progress(1, events),
+                  stop.signal,
+                );
+          for (const side of [onMainThread, onThread]) side.catch((error: unknown) => stop.abort(error));
+          const [main, thread] = await Promise.allSettled([onMainThread, onThread]);
+          if (main.status === 'rejected') throw main.reason;
+          if (thread.status === 'rejected') throw thread.reason;
+          through = through.map((target) => [...main.value.targets, ...thread.value.targets].find((t) => t.projection === target.projection) ?? target);
+          seen = onMain.length > 0 ? base(onMain) + main.value.events : base(threaded) + thread.value.events;
         } else {
           reading = readAndDecode();
           for (;;) {
@@ -385,27 +422,6 @@ async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projec
     );
   }
   return resumable;
-}
-
-/**
- * The whole log for a replay: the store's stream where it has one (Postgres: COPY, a few batches a
- * statement), then readAll from where the stream ended up to the head, for what was appended
- * meanwhile.
- */
-async function* logBatches(eventStore: EventStore, batchSize: number, start: LogPosition): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
-  let from: LogPosition = start;
-  if (eventStore.streamAll) {
-    for await (const batch of eventStore.streamAll(from, batchSize)) {
-      yield batch.events;
-      from = batch.next;
-    }
-  }
-  for (;;) {
-    const batch = await eventStore.readAll(from, batchSize);
-    if (batch.events.length > 0) yield batch.events;
-    from = batch.next;
-    if (batch.atHead || batch.events.length === 0) return;
-  }
 }
 
 /**

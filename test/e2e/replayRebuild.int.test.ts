@@ -20,6 +20,8 @@ import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../
 import { readModelDigests } from '../support/projectionTestBed.js';
 
 const asOf = '2026-11-01T00:00:00.000Z';
+/** The module of a replay's worker thread, from the sources (started through tsx's loader). */
+const replayThreadModule = new URL('../../src/main/replayThread.ts', import.meta.url);
 
 type Seeded = { database: TestDatabase; eventStore: EventStore };
 
@@ -106,6 +108,24 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
     expect(folded.events).toBe(eachBatch.events);
     expect(folded.events).toBeGreaterThan(10 * 7000);
+  }, 600_000);
+
+  test('the analytics fold on a worker thread builds the same read tables', async () => {
+    if (!seeded || !reference) throw new Error('the first test did not run');
+    const { pool, url } = seeded.database;
+    const result = await replayProjections({
+      pool,
+      eventStore: seeded.eventStore,
+      projections: allProjections,
+      logger: silentLogger,
+      parallelism: 3,
+      batchSize: 2000,
+      foldEvents: 6000,
+      bulkLoad: { connectionUri: url },
+      threads: { module: replayThreadModule, projections: ['analytics'], connectionUri: url, logLevel: 'silent' },
+    });
+    expect(result.events).toBe(Number((await seeded.eventStore.head()).eventCount));
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
   }, 600_000);
 
   /**
@@ -294,6 +314,33 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
     const position = await appendRaw(poison);
     // Small batches: the search batch by batch then isolates the event within 500 events, not 5 000.
     const replay = replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, batchSize: 500, bulkLoad: { connectionUri: url } });
+    await expect(replay).rejects.toThrow(ReplayPoisonError);
+    await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
+    await expect(replay).rejects.toThrow(eventId);
+    expect(await buildingGenerations(pool)).toEqual([]);
+    expect(await readModelDigests(pool, allProjections)).toEqual(live);
+  }, 180_000);
+
+  test('an event the analytics fold on a worker thread cannot apply stops the replay with the event named', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool, url } = seeded.database;
+    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
+    const live = await readModelDigests(pool, allProjections);
+    const eventId = randomUUID();
+    const poison = newEvent('BoxStatusChanged', { boxId: 'box_never_registered', status: 'quarantined' }, { eventId, tenantId: seeded.workspaceId, occurredAt: asOf });
+    const position = await appendRaw(poison);
+    // Analytics alone, on the thread: its error crosses to the main thread with its class.
+    const analytics = allProjections.filter((p) => p.name === 'analytics');
+    const replay = replayProjections({
+      pool,
+      eventStore: seeded.eventStore,
+      projections: analytics,
+      logger: silentLogger,
+      parallelism: 3,
+      batchSize: 500,
+      bulkLoad: { connectionUri: url },
+      threads: { module: replayThreadModule, projections: ['analytics'], connectionUri: url, logLevel: 'silent' },
+    });
     await expect(replay).rejects.toThrow(ReplayPoisonError);
     await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
     await expect(replay).rejects.toThrow(eventId);
