@@ -1,6 +1,7 @@
 import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import type { QuerySqlToken } from 'slonik';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
@@ -161,7 +162,7 @@ export class BulkLoader {
    * indexes refuse, throws LogLoadRefusedError, and the replay runs again the ordinary way, which
    * names the event at fault.
    */
-  async loadFromLog(target: BatchTarget, head: LogHead): Promise<BatchTarget> {
+  async loadFromLog(target: BatchTarget, head: LogHead, indexes: readonly QuerySqlToken[] = deferredIndexStatements(target.projection, target.generation.schemaName)): Promise<BatchTarget> {
     const bulk = target.projection.bulkRows;
     const select = bulk?.fromLog;
     if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
@@ -204,7 +205,7 @@ export class BulkLoader {
         const moved = await run(client, checkpointAdvanceStatement([advance]));
         expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
         await run(client, sql.fragment`COMMIT`);
-        for (const statement of deferredIndexStatements(target.projection, schemaName)) await run(client, statement);
+        for (const statement of indexes) await run(client, statement);
         for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
         return { ...target, generation: advanced(target.generation, advance) };
       },

@@ -280,26 +280,45 @@ export async function buildIsIntact(db: CommonQueryMethods, projection: Projecti
   return projection.tables.every((definition) => present.includes(definition.name));
 }
 
+/** An index's definition without its name and schema: what two equal indexes have in common. */
+const indexShape = sql.fragment`regexp_replace(pg_get_indexdef(c.oid), '^CREATE (UNIQUE )?INDEX \\S+ ON \\S+[.]', 'CREATE \\1INDEX ON ')`;
+
 /**
- * Drops every index of a generation's schema that repeats another index of the same table (same
- * definition but its name), keeping the oldest: a resumed rebuild builds the deferred indexes
- * again, some of which the killed replay may have built already (Postgres names the second one
- * with a number after the first's name).
+ * The deferred index statements of a generation whose index it does not have yet: a resumed
+ * rebuild may find some built by the replay that was killed (during its index builds, or after a
+ * load from the log). What each statement builds is learnt by running it on empty copies of the
+ * tables in a scratch schema, in a transaction that is rolled back.
  */
-export async function dropDuplicateIndexes(db: CommonQueryMethods, schemaName: string): Promise<void> {
-  const duplicates = await db.anyFirst(sql.type(z.object({ name: z.string() }))`
-    WITH indexes AS (
-      SELECT c.oid, c.relname, i.indrelid,
-        regexp_replace(pg_get_indexdef(c.oid), '^CREATE (UNIQUE )?INDEX \\S+ ON ', 'CREATE \\1INDEX ON ') AS definition
-      FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace
-      WHERE n.nspname = ${schemaName}
-        AND NOT EXISTS (SELECT FROM pg_constraint AS k WHERE k.conindid = c.oid)
-    )
-    SELECT later.relname AS name FROM indexes AS later
-    WHERE EXISTS (
-      SELECT FROM indexes AS earlier
-      WHERE earlier.indrelid = later.indrelid AND earlier.definition = later.definition AND earlier.oid < later.oid
-    )
+export async function missingDeferredIndexes(pool: DatabasePool, projection: Projection, schemaName: string) {
+  const statements = deferredIndexStatements(projection, schemaName);
+  if (statements.length === 0) return [];
+  const existing = await pool.anyFirst(sql.type(z.object({ shape: z.string() }))`
+    SELECT ${indexShape} AS shape FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${schemaName} AND c.relkind = 'i'
   `);
-  for (const name of duplicates) await db.query(sql.typeAlias('void')`DROP INDEX ${sql.identifier([schemaName, name])}`);
+  const scratch = `${schemaName}_probe`;
+  const shapes: string[] = [];
+  await pool
+    .transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`CREATE SCHEMA ${sql.identifier([scratch])}`);
+      const table = tableResolver(scratch);
+      for (const definition of projection.tables) for (const statement of definition.create(table)) await tx.query(statement);
+      for (const statement of deferredIndexStatements(projection, scratch)) {
+        await tx.query(statement);
+        shapes.push(
+          await tx.oneFirst(sql.type(z.object({ shape: z.string() }))`
+            SELECT ${indexShape} AS shape FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+            WHERE n.nspname = ${scratch} AND c.relkind = 'i' ORDER BY c.oid DESC LIMIT 1
+          `),
+        );
+      }
+      throw new ProbeDone();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof ProbeDone)) throw error;
+    });
+  return statements.filter((_, index) => !existing.includes(shapes[index] ?? ''));
 }
+
+/** Rolls the probe of missingDeferredIndexes back. */
+class ProbeDone extends Error {}

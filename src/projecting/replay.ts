@@ -9,7 +9,7 @@ import {
   buildIsIntact,
   deferredIndexStatements,
   createGeneration,
-  dropDuplicateIndexes,
+  missingDeferredIndexes,
   dropGenerationSchema,
   ensureActiveGenerations,
   loadGenerations,
@@ -194,7 +194,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         options.onProgress?.({ seen, total: Math.max(total, seen) });
         loading = fromLog.map((target) => {
           if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
-          const load = bulk.loadFromLog(target, head);
+          const load = indexesToBuild(pool, target, resumed).then((indexes) => bulk.loadFromLog(target, head, indexes));
           load.catch(() => undefined);
           return load;
         });
@@ -275,15 +275,10 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         // statistics before readers see the tables: the tables without an index to build are
         // analysed while the builds run, the others after theirs (ANALYZE waits for the build's lock).
         // (Those loaded from the log have built theirs already.)
-        await lanes.each(indexAndStatisticsJobs(through), async (statement) => {
+        await lanes.each(await indexAndStatisticsJobs(pool, through, resumed), async (statement) => {
           options.signal?.throwIfAborted();
           await pool.query(statement);
         });
-        // A resumed generation may have had some of its deferred indexes built by the replay that
-        // was killed (during its index builds, or in a load from the log): they were built twice.
-        for (const target of targets) {
-          if (resumed.has(target.generation.schemaName)) await dropDuplicateIndexes(pool, target.generation.schemaName);
-        }
 
         // While the switch transaction holds the locks it reads the log itself when the log is in
         // the same database; otherwise on the store's own connection, outside the transaction's
@@ -382,9 +377,19 @@ export function defaultReplayParallelism(cores: number): number {
   return Math.max(1, cores) + 1;
 }
 
+/**
+ * The deferred indexes a target's generation still needs: all of them, unless it was resumed (the
+ * replay that was killed may have built some of them already, in its index builds or in a load
+ * from the log).
+ */
+async function indexesToBuild(pool: DatabasePool, target: BatchTarget, resumed: ReadonlySet<string>) {
+  const { schemaName } = target.generation;
+  return resumed.has(schemaName) ? missingDeferredIndexes(pool, target.projection, schemaName) : deferredIndexStatements(target.projection, schemaName);
+}
+
 /** The statements run once the log is loaded: every deferred index, then ANALYZE of every table, those with no index to build first. */
-function indexAndStatisticsJobs(targets: readonly BatchTarget[]) {
-  const builds = targets.flatMap((target) => deferredIndexStatements(target.projection, target.generation.schemaName));
+async function indexAndStatisticsJobs(pool: DatabasePool, targets: readonly BatchTarget[], resumed: ReadonlySet<string>) {
+  const builds = (await Promise.all(targets.map((target) => indexesToBuild(pool, target, resumed)))).flat();
   const tables = targets.flatMap((target) =>
     target.projection.tables.map((definition) => ({ definition, statement: analyzeStatement(target.generation.schemaName, definition.name) })),
   );
