@@ -52,7 +52,9 @@ import type { BenchResult } from './run.js';
  * with the log (`--single` skips it). The floor: COPY as many rows as the first log has events
  * (the same seed history, rendered to COPY text beforehand so that only the COPY is timed, after a
  * CHECKPOINT as each replay) into a plain table; ratio = replay events/s of the first log ÷ COPY
- * rows/s, `ratio2x` the same for the doubled log.
+ * rows/s, `ratio2x` the same for the doubled log. After the first log's rebuild it is started again,
+ * SIGKILLed once it has built 80 % of the log (killReplayAt) and run again, which resumes it:
+ * `resumeShare` = the second run's seconds ÷ the uninterrupted rebuild's.
  */
 export async function run(args: readonly string[]): Promise<BenchResult> {
   const { values } = parseArgs({
