@@ -246,12 +246,12 @@ describe('replays of a medium seed (real Postgres)', () => {
     const generation = await pool.transaction((tx) => createGeneration(tx, boxes, 'building'));
     try {
       const all = deferredIndexStatements(boxes, generation.schemaName);
-      expect(all.length).toBe(2);
+      expect(all.length).toBeGreaterThanOrEqual(2);
       expect(await missingDeferredIndexes(pool, boxes, generation.schemaName)).toEqual(all);
-      // The second, as the killed replay had built it (its name is the one Postgres chose).
-      await pool.query(all[1] ?? sql.typeAlias('void')`SELECT`);
-      expect(await missingDeferredIndexes(pool, boxes, generation.schemaName)).toEqual([all[0]]);
-      await pool.query(all[0] ?? sql.typeAlias('void')`SELECT`);
+      // The last, as the killed replay had built it (its name is the one Postgres chose).
+      await pool.query(all.at(-1) ?? sql.typeAlias('void')`SELECT`);
+      expect(await missingDeferredIndexes(pool, boxes, generation.schemaName)).toEqual(all.slice(0, -1));
+      for (const statement of all.slice(0, -1)) await pool.query(statement);
       expect(await missingDeferredIndexes(pool, boxes, generation.schemaName)).toEqual([]);
       expect(await schemaExists(pool, `${generation.schemaName}_probe`)).toBe(false);
     } finally {
