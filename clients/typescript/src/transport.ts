@@ -47,16 +47,31 @@ export class NetworkError extends Error {
   }
 }
 
-/** `send`, with a failure to get any answer thrown as NetworkError (an abort stays the signal's reason). */
+/**
+ * `send`, with a failure to get any answer thrown as NetworkError (an abort stays the signal's
+ * reason). A GET or HEAD whose connection was closed under it (a kept-alive connection the server
+ * had just closed: reset, or closed before any answer) is sent once more first, as browsers do:
+ * it was not served.
+ */
 export function reachingFetch(send: FetchFunction): FetchFunction {
   return async (request) => {
-    try {
-      return await send(request);
-    } catch (error) {
-      if (request.signal.aborted || error instanceof NetworkError) throw error;
-      throw new NetworkError(request.method, request.url, error);
+    const resendable = request.method === 'GET' || request.method === 'HEAD';
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await send(resendable ? request.clone() : request);
+      } catch (error) {
+        if (request.signal.aborted || error instanceof NetworkError) throw error;
+        if (resendable && attempt === 0 && isClosedConnection(error)) continue;
+        throw new NetworkError(request.method, request.url, error);
+      }
     }
   };
+}
+
+/** Node's fetch failing because the connection was reset or closed (its `cause` names it). */
+function isClosedConnection(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
 }
 
 export type FetchFunction = (input: Request) => Promise<Response>;
