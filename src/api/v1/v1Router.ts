@@ -69,6 +69,8 @@ export function v1Router(deps: V1Dependencies): Router {
   });
   // Any body, declared or chunked, is read up to the limit and refused beyond it (413).
   router.use(express.raw({ type: () => true, limit: maxBodyBytes }));
+  // The primary as a route: the router's when there is one, else the dependencies' own pools.
+  const primary: ReadRoute = deps.router?.primary ?? { name: 'primary', standby: false, db: deps.db, reads: deps.reads };
   const methodsByPath = new Map<string, string[]>();
   for (const operation of deps.operations) {
     const path = expressPath(operation.path);
@@ -81,9 +83,10 @@ export function v1Router(deps: V1Dependencies): Router {
         operation.guardedReads === true
           ? serveGuardedOperation(deps, operation, route, presented, request, response)
           : route.db.connect((db) => serveOperation(deps, operation, route, db, presented, request, response));
-      const primary = primaryRoute(deps);
       const route = operation.readsOwnWrites === true || deps.router === undefined ? primary : deps.router.route();
-      return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () => withStandbyFallback(deps.logger, route, primary, response, serveOn));
+      return withinDeadline(deps.requestDeadlineMs ?? requestDeadlineMs, () =>
+        route.standby ? withStandbyFallback(deps.logger, route, primary, response, serveOn) : serveOn(route),
+      );
     });
   }
   for (const [path, methods] of methodsByPath) {
@@ -100,21 +103,8 @@ export function v1Router(deps: V1Dependencies): Router {
   return router;
 }
 
-const primaryRoutes = new WeakMap<V1Dependencies, ReadRoute>();
-
-/** The primary as a route: the router's when there is one, else the dependencies' own pools. */
-function primaryRoute(deps: V1Dependencies): ReadRoute {
-  if (deps.router !== undefined) return deps.router.primary;
-  let route = primaryRoutes.get(deps);
-  if (route === undefined) {
-    route = { name: 'primary', standby: false, db: deps.db, reads: deps.reads };
-    primaryRoutes.set(deps, route);
-  }
-  return route;
-}
-
 /**
- * Serves on `route`; when that is a standby and the request fails there for another reason than
+ * Serves on `route`, a standby; when the request fails there for another reason than
  * an answer of the API (the standby stopped, a statement cancelled by a recovery conflict), serves
  * it again on the primary, so that a standby going away costs latency, not errors. The watcher
  * takes the standby out of rotation on its next poll.
@@ -129,7 +119,7 @@ async function withStandbyFallback(
   try {
     await serve(route);
   } catch (error) {
-    if (!route.standby || error instanceof ApiError || isAccessRefused(error) || response.headersSent) throw error;
+    if (error instanceof ApiError || isAccessRefused(error) || response.headersSent) throw error;
     logger.warn({ standby: route.name, err: error }, 'a read failed on a standby; serving it on the primary');
     stateOf(response).principal = undefined;
     await serve(primary);
