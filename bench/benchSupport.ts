@@ -337,6 +337,13 @@ export async function processCpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
 }
 
+/** A live process and its descendants (from /proc/PID/task/PID/children), the process first. */
+export async function processTree(pid: number): Promise<number[]> {
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  const descendants = await Promise.all(children.split(' ').filter((child) => child !== '').map((child) => processTree(Number(child))));
+  return [pid, ...descendants.flat()];
+}
+
 /** Resident set size of a live process, in bytes. */
 export async function processRss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

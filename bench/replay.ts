@@ -26,6 +26,7 @@ import {
   positiveInteger,
   processCpuSeconds,
   processRss,
+  processTree,
   round,
   seedBenchHistory,
   statFields,
@@ -300,10 +301,20 @@ async function killReplayAt(
   }
 }
 
-/** RSS (bytes) and user + system CPU (seconds) of a live process. */
+/**
+ * RSS (bytes) and user + system CPU (seconds) of a live command: its process and their children
+ * (the replay runs in a child of the command's process, bin/replayHeap.js: both count, as both
+ * are what an operator's command holds).
+ */
 async function readProcess(pid: number): Promise<{ rss: number; cpuSeconds: number }> {
-  const [rss, cpuSeconds] = await Promise.all([processRss(pid), processCpuSeconds(pid)]);
-  return { rss, cpuSeconds };
+  const readings = await Promise.all(
+    (await processTree(pid)).map(async (member) => {
+      // A process that ended between the listing and the reading counts nothing.
+      const [rss, cpuSeconds] = await Promise.all([processRss(member), processCpuSeconds(member)]).catch(() => [0, 0]);
+      return { rss, cpuSeconds };
+    }),
+  );
+  return readings.reduce((sum, reading) => ({ rss: sum.rss + reading.rss, cpuSeconds: sum.cpuSeconds + reading.cpuSeconds }), { rss: 0, cpuSeconds: 0 });
 }
 
 /**
