@@ -34,6 +34,18 @@ describe('progress bars', () => {
     expect(out.text()).not.toMatch(/NaN|Infinity|INF|NFs|NULL/);
   });
 
+  test('a bar that starts part way (a resumed replay) measures the rate of what this run does, not of what was done before', () => {
+    const out = captured();
+    let now = 0;
+    const bar = createProgressBar('replay', 'events', true, out.stream, () => now);
+    bar.update(800, 1000);
+    now = 2000;
+    bar.update(900, 1000);
+    bar.stop();
+    expect(out.text()).toContain('800/1000 events | … events/s | time left …');
+    expect(out.text()).toContain('900/1000 events | 50 events/s | time left 2s');
+  });
+
   test('rate and time left are finite words whatever the counts', () => {
     expect(progressTokens(0, 0, 0, 'events')).toEqual({ rate: '… events/s', left: 'time left …' });
     expect(progressTokens(10, 0, 5, 'events')).toEqual({ rate: '2 events/s', left: 'time left 0s' });

@@ -26,7 +26,9 @@ export function createProgressBar(label: string, unit: string, enabled: boolean,
   const startedAt = now();
   let total = 0;
   let started = false;
-  const tokens = (value: number) => progressTokens(value, total, (now() - startedAt) / 1000, unit);
+  // The value the bar first showed: what was done before (a resumed replay) is not this run's rate.
+  let from = 0;
+  const tokens = (value: number) => progressTokens(value, total, (now() - startedAt) / 1000, unit, from);
   return {
     start: (newTotal: number) => {
       total = newTotal;
@@ -39,6 +41,7 @@ export function createProgressBar(label: string, unit: string, enabled: boolean,
       if (newTotal !== undefined) total = newTotal;
       if (!started) {
         if (total <= 0) return;
+        from = value;
         bar.start(total, value, tokens(value));
         started = true;
         return;
@@ -53,10 +56,13 @@ export function createProgressBar(label: string, unit: string, enabled: boolean,
   };
 }
 
-/** The rate and time-left texts of a bar: "…" until a second has passed with something done. */
-export function progressTokens(value: number, total: number, seconds: number, unit: string): { rate: string; left: string } {
-  if (seconds < 1 || value <= 0) return { rate: `… ${unit}/s`, left: 'time left …' };
-  const rate = value / seconds;
+/**
+ * The rate and time-left texts of a bar: "…" until a second has passed with something done since
+ * `from` (where the bar started: a resumed replay's first value).
+ */
+export function progressTokens(value: number, total: number, seconds: number, unit: string, from = 0): { rate: string; left: string } {
+  if (seconds < 1 || value <= from) return { rate: `… ${unit}/s`, left: 'time left …' };
+  const rate = (value - from) / seconds;
   const remaining = Math.max(0, total - value) / rate;
   return { rate: `${Math.round(rate)} ${unit}/s`, left: `time left ${formatSeconds(remaining)}` };
 }
