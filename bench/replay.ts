@@ -26,6 +26,7 @@ import {
   positiveInteger,
   processCpuSeconds,
   processRss,
+  processesEnded,
   processTree,
   round,
   seedBenchHistory,
@@ -292,8 +293,11 @@ async function killReplayAt(
       SELECT min(events_seen) AS seen FROM projection_generations WHERE state = 'building' AND events_seen > 0
     `);
     if (seen !== null && Number(seen) >= share * events) {
+      const tree = await processTree(child.pid ?? Number.NaN);
       child.kill('SIGKILL');
       await exited;
+      // The command's replay process dies with it a moment later (bin/replayHeap.js); until then it holds the replay's locks.
+      await processesEnded(tree);
       return { seenAtKill: Number(seen), seconds: (performance.now() - started) / 1000 };
     }
     if (child.exitCode !== null) throw new Error(`the replay to be killed ended first (code ${String(child.exitCode)})`);

@@ -15,7 +15,7 @@ import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
 import { createGeneration, deferredIndexStatements, dropGenerationSchema, loadGenerations, missingDeferredIndexes, setGenerationState } from '../../src/projecting/generations.js';
 import { replayProjections } from '../../src/projecting/replay.js';
-import { cliPath, runCli } from '../support/cli.js';
+import { cliPath, processesEnded, processTree, runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 
@@ -148,7 +148,11 @@ describe('replays of a medium seed (real Postgres)', () => {
       const committed = (await buildingGenerations(pool)).filter((g) => g.seen > 0n);
       const slowest = committed.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(Number.MAX_SAFE_INTEGER));
       if (committed.length > 0 && slowest >= BigInt(killAt * batch)) {
+        const tree = processTree(child.pid ?? Number.NaN);
         child.kill('SIGKILL');
+        // The command's replay process dies with it, a moment later; until then it holds the locks.
+        await exited;
+        await processesEnded(tree);
         break;
       }
       if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the replay ended or stalled before batch ${killAt}: ${stderr.slice(-2000)}`);

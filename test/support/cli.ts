@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const cliPath = fileURLToPath(new URL('../../bin/supply-api.js', import.meta.url));
@@ -77,4 +78,36 @@ function cliEnvironment(env: Record<string, string | undefined>): NodeJS.Process
     if (value !== undefined) base[name] = value;
   }
   return base;
+}
+
+/** A live process and its descendants (/proc/PID/task/PID/children), the process first. */
+export function processTree(pid: number): number[] {
+  let children = '';
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+  } catch {
+    return [];
+  }
+  return [pid, ...children.split(' ').filter((child) => child !== '').flatMap((child) => processTree(Number(child)))];
+}
+
+/**
+ * Waits until every one of `pids` has stopped running (gone, or a zombie waiting to be reaped).
+ * A SIGKILLed `projections replay` command takes its replay process with it (bin/replayHeap.js), a
+ * moment later: until then the replay still holds its locks.
+ */
+export async function processesEnded(pids: readonly number[], timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  const running = (pid: number) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+    } catch {
+      return false;
+    }
+  };
+  while (pids.some(running)) {
+    if (performance.now() > deadline) throw new Error(`processes ${pids.filter(running).join(', ')} still run`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
