@@ -205,7 +205,15 @@ export class BulkLoader {
         const moved = await run(client, checkpointAdvanceStatement([advance]));
         expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
         await run(client, sql.fragment`COMMIT`);
-        for (const statement of indexes) await run(client, statement);
+        // Each build on this connection alone, without parallel workers: the load runs beside
+        // Node's folds, which are the rebuild's longest path, and a build with workers took the
+        // cores they needed (the same CPU either way: 3.6-4.2 s for the ledger's two on 1M events).
+        for (const statement of indexes) {
+          await begin(client);
+          await run(client, sql.fragment`SET LOCAL max_parallel_maintenance_workers = 0`);
+          await run(client, statement);
+          await run(client, sql.fragment`COMMIT`);
+        }
         for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
         return { ...target, generation: advanced(target.generation, advance) };
       },
