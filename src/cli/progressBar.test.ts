@@ -86,6 +86,15 @@ describe('projections status and wait for a person', () => {
     ]);
   });
 
+  test('a generation being built says so; one a killed replay left says that the next replay resumes it', () => {
+    const building = (running: boolean): ProjectionsReport => ({
+      ...report,
+      projections: [{ ...(report.projections[0] as ProjectionsReport['projections'][number]), building: { generation: 3, lagEvents: 7, running } }],
+    });
+    expect(statusTable(building(true))).toContain('orders: replay building generation 3, 7 events behind');
+    expect(statusTable(building(false))).toContain('orders: generation 3 left building by a replay that did not finish, 7 events behind; projections replay resumes it (--fresh starts over)');
+  });
+
   test('a wait line names how many are live and the one furthest behind', () => {
     expect(waitLine(report, 4.2)).toBe('waiting 4s: 1 of 2 projections live at event 42; furthest behind: analytics (catching_up, 12 events, 3.3 s)');
   });

@@ -34,7 +34,13 @@ export function statusTable(report: ProjectionsReport): string {
 
 function notesOf(p: ProjectionStatus): string[] {
   const notes: string[] = [];
-  if (p.building !== undefined) notes.push(`${p.projection}: replay building generation ${p.building.generation}, ${p.building.lagEvents} events behind`);
+  if (p.building !== undefined) {
+    notes.push(
+      p.building.running
+        ? `${p.projection}: replay building generation ${p.building.generation}, ${p.building.lagEvents} events behind`
+        : `${p.projection}: generation ${p.building.generation} left building by a replay that did not finish, ${p.building.lagEvents} events behind; projections replay resumes it (--fresh starts over)`,
+    );
+  }
   if (p.lastFailure !== undefined) notes.push(`${p.projection}: replay of generation ${p.lastFailure.generation} failed: ${p.lastFailure.error}`);
   if (p.state === 'outdated') notes.push(`${p.projection}: built by an older definition; the projector rebuilds it (or run projections replay --projection ${p.projection})`);
   for (const dead of p.recentDeadLetters) notes.push(`${p.projection}: dead letter at ${dead.position} (${dead.eventType}, ${dead.eventId}): ${dead.error}`);

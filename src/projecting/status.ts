@@ -6,6 +6,7 @@ import { sql } from '../platform/sql.js';
 import { loadGenerations, type Generation } from './generations.js';
 import { formatPosition } from './logPositions.js';
 import type { Projection } from './projection.js';
+import { advisoryKey } from './projectionLocks.js';
 
 /**
  * live: caught up with the head. catching_up: behind it. outdated: the active generation was
@@ -33,8 +34,11 @@ export type ProjectionStatus = {
   readonly eventsApplied: number;
   readonly deadLetters: number;
   readonly recentDeadLetters: readonly DeadLetterSummary[];
-  /** A replay in progress (or one that failed and was not retried). */
-  readonly building?: { readonly generation: number; readonly lagEvents: number };
+  /**
+   * A generation a replay is building (`running`: a replay holds the projection's replay lock now)
+   * or left building when it was killed (`running` false: the next `projections replay` resumes it).
+   */
+  readonly building?: { readonly generation: number; readonly lagEvents: number; readonly running: boolean };
   readonly lastFailure?: { readonly generation: number; readonly error: string };
 };
 
@@ -55,9 +59,11 @@ const deadLetterRow = z.object({
   recordedAt: z.string(),
 });
 
+const advisoryLockKey = z.object({ key: z.bigint() });
+
 /** Checkpoint, head, lag in events and in seconds, state and dead letters of every projection. */
 export async function projectionsReport(db: CommonQueryMethods, eventStore: EventStore, projections: readonly Projection[]): Promise<ProjectionsReport> {
-  const [head, generations, counts] = await Promise.all([
+  const [head, generations, counts, locks] = await Promise.all([
     eventStore.head(),
     loadGenerations(db, ['active', 'building', 'failed']),
     db.any(sql.type(deadLetterCount)`
@@ -65,6 +71,13 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
       FROM projection_dead_letters AS d
       JOIN projection_generations AS g ON g.projection = d.projection AND g.generation = d.generation AND g.state = 'active'
       GROUP BY d.projection, d.generation
+    `),
+    // The advisory locks held in this database (a bigint key is split over classid and objid).
+    db.anyFirst(sql.type(advisoryLockKey)`
+      SELECT (l.classid::int8 << 32) | l.objid::int8 AS key
+      FROM pg_locks AS l
+      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
     `),
   ]);
   // Only a projection that has seen nothing yet measures its lag from the first event.
@@ -107,7 +120,15 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
         error: d.error,
         recordedAt: d.recordedAt,
       })),
-      ...(building ? { building: { generation: building.generation, lagEvents: Number(head.eventCount - building.eventsSeen) } } : {}),
+      ...(building
+        ? {
+            building: {
+              generation: building.generation,
+              lagEvents: Number(head.eventCount - building.eventsSeen),
+              running: locks.includes(advisoryKey(`replay:${projection.name}`)),
+            },
+          }
+        : {}),
       ...(failed && (!active || failed.generation > active.generation) && failed.error !== undefined
         ? { lastFailure: { generation: failed.generation, error: failed.error } }
         : {}),

@@ -15,6 +15,7 @@ import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
 import { createGeneration, deferredIndexStatements, dropGenerationSchema, loadGenerations, missingDeferredIndexes, setGenerationState } from '../../src/projecting/generations.js';
 import { replayProjections } from '../../src/projecting/replay.js';
+import { projectionsReport } from '../../src/projecting/status.js';
 import { cliPath, processesEnded, processTree, runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
@@ -148,6 +149,9 @@ describe('replays of a medium seed (real Postgres)', () => {
       const committed = (await buildingGenerations(pool)).filter((g) => g.seen > 0n);
       const slowest = committed.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(Number.MAX_SAFE_INTEGER));
       if (committed.length > 0 && slowest >= BigInt(killAt * batch)) {
+        // While it runs, status says a replay is building each generation.
+        const running = (await projectionsReport(pool, seeded.eventStore, allProjections)).projections.map((p) => p.building?.running);
+        expect(running.every((r) => r === true), JSON.stringify(running)).toBe(true);
         const tree = processTree(child.pid ?? Number.NaN);
         child.kill('SIGKILL');
         // The command's replay process dies with it, a moment later; until then it holds the locks.
@@ -159,6 +163,16 @@ describe('replays of a medium seed (real Postgres)', () => {
       await sleep(5);
     }
     await exited;
+    // Killed: once Postgres has ended its sessions, status says what it left is not being built
+    // any more (the next replay resumes it).
+    const stillRunning = async () => (await projectionsReport(pool, seeded.eventStore, allProjections)).projections.map((p) => p.building?.running);
+    const until = performance.now() + 10_000;
+    let left = await stillRunning();
+    while (!left.every((r) => r === false) && performance.now() < until) {
+      await sleep(20);
+      left = await stillRunning();
+    }
+    expect(left.every((r) => r === false), JSON.stringify(left)).toBe(true);
     return buildingGenerations(pool);
   }
 
