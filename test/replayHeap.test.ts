@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { cliPath } from './support/cli.js';
+import { cliPath, processesEnded, processTree } from './support/cli.js';
 
 /** bin/replayHeap.js, plain JavaScript run before any TypeScript loader (its shape, as used here). */
 type ReplayHeap = {
@@ -68,7 +68,7 @@ describe('the replay runs in a process of its own with a young generation sized 
         expect(commandLine(child)).toContain(replayHeapFlag);
         wrapper.kill(signal);
         expect(await exited).toBe(signal);
-        expect(await deadWithin(child, 5000)).toBe(true);
+        await processesEnded([child], 5000);
       }
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -92,21 +92,10 @@ function commandLine(pid: number): string[] {
 async function childOf(pid: number): Promise<number> {
   const deadline = performance.now() + 10_000;
   for (;;) {
-    const children = readText(`/proc/${pid}/task/${pid}/children`).trim();
-    if (children !== '') return Number(children.split(' ')[0]);
+    const child = processTree(pid)[1];
+    if (child !== undefined) return child;
     if (performance.now() > deadline) throw new Error(`process ${pid} started no child`);
     await sleep(20);
-  }
-}
-
-/** Gone, or a zombie waiting for init to reap it (it runs nothing any more). */
-async function deadWithin(pid: number, ms: number): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const stat = readText(`/proc/${pid}/stat`);
-    if (stat === '' || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return true;
-    if (performance.now() > deadline) return false;
-    await sleep(10);
   }
 }
 

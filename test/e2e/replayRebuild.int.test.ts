@@ -165,7 +165,8 @@ describe('replays of a medium seed (real Postgres)', () => {
     await exited;
     // Killed: once Postgres has ended its sessions, status says what it left is not being built
     // any more (the next replay resumes it).
-    const stillRunning = async () => (await projectionsReport(pool, seeded.eventStore, allProjections)).projections.map((p) => p.building?.running);
+    const { eventStore } = seeded;
+    const stillRunning = async () => (await projectionsReport(pool, eventStore, allProjections)).projections.map((p) => p.building?.running);
     const until = performance.now() + 10_000;
     let left = await stillRunning();
     while (!left.every((r) => r === false) && performance.now() < until) {
