@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { sql } from '../platform/sql.js';
 
@@ -16,9 +16,30 @@ export type ProjectionLocks = {
   tryAcquire(names: readonly string[]): Promise<string[]>;
 };
 
+/** Who holds a projection's lock: its projector, or a replay rebuilding it. */
+type LockPurpose = 'projector' | 'replay';
+
 /** A stable 63-bit key per name, for pg_try_advisory_lock(bigint). */
 export function advisoryKey(name: string): bigint {
   return createHash('sha256').update(`supply-api:${name}`).digest().readBigInt64BE(0);
+}
+
+function lockKey(purpose: LockPurpose, projection: string): bigint {
+  return advisoryKey(`${purpose}:${projection}`);
+}
+
+/**
+ * The projections among `names` whose `purpose` lock some session of this database holds now
+ * (pg_locks: a bigint advisory key is split over classid and objid).
+ */
+export async function heldProjectionLocks(db: CommonQueryMethods, purpose: LockPurpose, names: readonly string[]): Promise<Set<string>> {
+  const keys = await db.anyFirst(sql.type(z.object({ key: z.bigint() }))`
+    SELECT (l.classid::int8 << 32) | l.objid::int8 AS key
+    FROM pg_locks AS l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  `);
+  return new Set(names.filter((name) => keys.includes(lockKey(purpose, name))));
 }
 
 type Command = { readonly names: readonly string[]; readonly resolve: (taken: string[]) => void; readonly reject: (error: unknown) => void };
@@ -30,7 +51,7 @@ type Command = { readonly names: readonly string[]; readonly resolve: (taken: st
 export async function withProjectionLocks<T>(
   pool: DatabasePool,
   body: (locks: ProjectionLocks, signal: AbortSignal) => Promise<T>,
-  purpose: 'projector' | 'replay' = 'projector',
+  purpose: LockPurpose = 'projector',
 ): Promise<T> {
   const held = new Set<string>();
   const queue: Command[] = [];
@@ -63,7 +84,7 @@ export async function withProjectionLocks<T>(
           for (const name of command.names) {
             if (held.has(name)) continue;
             const got = await connection.oneFirst(sql.type(z.object({ got: z.boolean() }))`
-              SELECT pg_try_advisory_lock(${advisoryKey(`${purpose}:${name}`)}) AS got
+              SELECT pg_try_advisory_lock(${lockKey(purpose, name)}) AS got
             `);
             if (got) {
               held.add(name);

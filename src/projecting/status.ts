@@ -6,7 +6,7 @@ import { sql } from '../platform/sql.js';
 import { loadGenerations, type Generation } from './generations.js';
 import { formatPosition } from './logPositions.js';
 import type { Projection } from './projection.js';
-import { advisoryKey } from './projectionLocks.js';
+import { heldProjectionLocks } from './projectionLocks.js';
 
 /**
  * live: caught up with the head. catching_up: behind it. outdated: the active generation was
@@ -59,11 +59,9 @@ const deadLetterRow = z.object({
   recordedAt: z.string(),
 });
 
-const advisoryLockKey = z.object({ key: z.bigint() });
-
 /** Checkpoint, head, lag in events and in seconds, state and dead letters of every projection. */
 export async function projectionsReport(db: CommonQueryMethods, eventStore: EventStore, projections: readonly Projection[]): Promise<ProjectionsReport> {
-  const [head, generations, counts, locks] = await Promise.all([
+  const [head, generations, counts] = await Promise.all([
     eventStore.head(),
     loadGenerations(db, ['active', 'building', 'failed']),
     db.any(sql.type(deadLetterCount)`
@@ -72,14 +70,10 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
       JOIN projection_generations AS g ON g.projection = d.projection AND g.generation = d.generation AND g.state = 'active'
       GROUP BY d.projection, d.generation
     `),
-    // The advisory locks held in this database (a bigint key is split over classid and objid).
-    db.anyFirst(sql.type(advisoryLockKey)`
-      SELECT (l.classid::int8 << 32) | l.objid::int8 AS key
-      FROM pg_locks AS l
-      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    `),
   ]);
+  // A generation being built: is a replay building it now, or did one that was killed leave it?
+  const buildingNames = generations.filter((g) => g.state === 'building').map((g) => g.projection);
+  const replaying = buildingNames.length === 0 ? new Set<string>() : await heldProjectionLocks(db, 'replay', buildingNames);
   // Only a projection that has seen nothing yet measures its lag from the first event.
   const needsFirst = head.eventCount > 0n && projections.some((p) => generations.find((g) => g.projection === p.name && g.state === 'active')?.checkpointRecordedAt === undefined);
   const firstRecordedAt = needsFirst ? (await eventStore.readAll(logStart, 1)).events[0]?.recordedAt : undefined;
@@ -125,7 +119,7 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
             building: {
               generation: building.generation,
               lagEvents: Number(head.eventCount - building.eventsSeen),
-              running: locks.includes(advisoryKey(`replay:${projection.name}`)),
+              running: replaying.has(projection.name),
             },
           }
         : {}),
