@@ -337,26 +337,6 @@ export async function processCpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
 }
 
-/** A live process and its descendants (from /proc/PID/task/PID/children), the process first. */
-export async function processTree(pid: number): Promise<number[]> {
-  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
-  const descendants = await Promise.all(children.split(' ').filter((child) => child !== '').map((child) => processTree(Number(child))));
-  return [pid, ...descendants.flat()];
-}
-
-/** Resolves once none of `pids` runs any more (gone, or a zombie waiting to be reaped). */
-export async function processesEnded(pids: readonly number[], timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  const running = async (pid: number) => {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-    return stat !== undefined && !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  };
-  while ((await Promise.all(pids.map(running))).some(Boolean)) {
-    if (performance.now() > deadline) throw new Error(`processes ${pids.join(', ')} still run ${timeoutMs} ms after the kill`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Resident set size of a live process, in bytes. */
 export async function processRss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

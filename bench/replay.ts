@@ -26,12 +26,11 @@ import {
   positiveInteger,
   processCpuSeconds,
   processRss,
-  processesEnded,
-  processTree,
   round,
   seedBenchHistory,
   statFields,
 } from './benchSupport.js';
+import { processesEnded, processTree } from '../test/support/cli.js';
 import { copyChunks, renderCopyChunk, type CopyChunk } from './copyBaseline.js';
 import type { BenchResult } from './run.js';
 
@@ -293,7 +292,7 @@ async function killReplayAt(
       SELECT min(events_seen) AS seen FROM projection_generations WHERE state = 'building' AND events_seen > 0
     `);
     if (seen !== null && Number(seen) >= share * events) {
-      const tree = await processTree(child.pid ?? Number.NaN);
+      const tree = processTree(child.pid ?? Number.NaN);
       child.kill('SIGKILL');
       await exited;
       // The command's replay process dies with it a moment later (bin/replayHeap.js); until then it holds the replay's locks.
@@ -312,7 +311,7 @@ async function killReplayAt(
  */
 async function readProcess(pid: number): Promise<{ rss: number; cpuSeconds: number }> {
   const readings = await Promise.all(
-    (await processTree(pid)).map(async (member) => {
+    processTree(pid).map(async (member) => {
       // A process that ended between the listing and the reading counts nothing.
       const [rss, cpuSeconds] = await Promise.all([processRss(member), processCpuSeconds(member)]).catch(() => [0, 0]);
       return { rss, cpuSeconds };
