@@ -14,7 +14,7 @@ import { createPostgresEventStore } from '../../src/eventStore/postgresEventStor
 import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
 import { createGeneration, deferredIndexStatements, dropGenerationSchema, loadGenerations, missingDeferredIndexes, setGenerationState } from '../../src/projecting/generations.js';
-import { replayProjections } from '../../src/projecting/replay.js';
+import { replayProjections, type ReplayOptions } from '../../src/projecting/replay.js';
 import { projectionsReport } from '../../src/projecting/status.js';
 import { cliPath, processesEnded, processTree, runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
@@ -327,49 +327,44 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
     expect(strict.events).toBe(Number((await seeded.eventStore.head()).eventCount));
   }, 180_000);
 
-  test('an event a folding projection cannot apply stops the replay with the event named (found again batch by batch)', async () => {
+  /**
+   * After a clean rebuild, appends a status change of a box that was never registered (well formed,
+   * but the boxes and analytics folds cannot apply it); the replay `options` give must stop at it,
+   * by its class, position and id, and leave nothing building and the live tables as they were.
+   */
+  async function expectPoisonedBoxNamed(options: Omit<ReplayOptions, 'pool' | 'eventStore' | 'logger'>): Promise<void> {
     if (!seeded) throw new Error('no database');
-    const { pool, url } = seeded.database;
+    const { pool } = seeded.database;
     await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
     const live = await readModelDigests(pool, allProjections);
     const eventId = randomUUID();
-    // Well formed, but of a box that was never registered: the boxes projection's write cannot apply it.
     const poison = newEvent('BoxStatusChanged', { boxId: 'box_never_registered', status: 'quarantined' }, { eventId, tenantId: seeded.workspaceId, occurredAt: asOf });
     const position = await appendRaw(poison);
-    // Small batches: the search batch by batch then isolates the event within 500 events, not 5 000.
-    const replay = replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, batchSize: 500, bulkLoad: { connectionUri: url } });
+    const replay = replayProjections({ pool, eventStore: seeded.eventStore, logger: silentLogger, ...options });
     await expect(replay).rejects.toThrow(ReplayPoisonError);
     await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
     await expect(replay).rejects.toThrow(eventId);
     expect(await buildingGenerations(pool)).toEqual([]);
     expect(await readModelDigests(pool, allProjections)).toEqual(live);
+  }
+
+  test('an event a folding projection cannot apply stops the replay with the event named (found again batch by batch)', async () => {
+    if (!seeded) throw new Error('no database');
+    // Small batches: the search batch by batch then isolates the event within 500 events, not 5 000.
+    await expectPoisonedBoxNamed({ projections: allProjections, parallelism: 3, batchSize: 500, bulkLoad: { connectionUri: seeded.database.url } });
   }, 180_000);
 
   test('an event the analytics fold on a worker thread cannot apply stops the replay with the event named', async () => {
     if (!seeded) throw new Error('no database');
-    const { pool, url } = seeded.database;
-    await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger });
-    const live = await readModelDigests(pool, allProjections);
-    const eventId = randomUUID();
-    const poison = newEvent('BoxStatusChanged', { boxId: 'box_never_registered', status: 'quarantined' }, { eventId, tenantId: seeded.workspaceId, occurredAt: asOf });
-    const position = await appendRaw(poison);
+    const { url } = seeded.database;
     // Analytics alone, on the thread: its error crosses to the main thread with its class.
-    const analytics = allProjections.filter((p) => p.name === 'analytics');
-    const replay = replayProjections({
-      pool,
-      eventStore: seeded.eventStore,
-      projections: analytics,
-      logger: silentLogger,
+    await expectPoisonedBoxNamed({
+      projections: allProjections.filter((p) => p.name === 'analytics'),
       parallelism: 3,
       batchSize: 500,
       bulkLoad: { connectionUri: url },
       threads: { module: replayThreadModule, projections: ['analytics'], connectionUri: url, logLevel: 'silent' },
     });
-    await expect(replay).rejects.toThrow(ReplayPoisonError);
-    await expect(replay).rejects.toThrow(`${position.tx}/${position.seq}`);
-    await expect(replay).rejects.toThrow(eventId);
-    expect(await buildingGenerations(pool)).toEqual([]);
-    expect(await readModelDigests(pool, allProjections)).toEqual(live);
   }, 180_000);
 
   test('a ledger event Postgres cannot load from the log as it is: the replay runs again through Node, which names it', async () => {
