@@ -81,14 +81,10 @@ export type ReplayOptions = {
  * one row per row changed, however often it changed (a box's balance changes with every movement
  * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
  * let go once folded. 1M-event log, 2 cores: 16.7-17.6 s against 22.8-23.8 s batch by batch,
- * Postgres CPU 13.7-14.1 s against 19.6-20.4. With the log read in binary and the ledger loaded
- * by Postgres, Node's folds are the rebuild's longest path, and each write holds its lane (the
- * others go on at most `ahead` batches): 100 000 beat 50 000 in seven runs of seven, alternated
- * (10.75-11.74 s against 11.04-12.06 s), by halving the writes of rows that change all through
- * the log (nearly every box changes within 50 000 events); 150 000 and 200 000 were no better
- * (their larger last write is on the path after the log's end).
+ * Postgres CPU 13.7-14.1 s against 19.6-20.4; 100 000 and 200 000 gained nothing more and held
+ * 20-45 MB more.
  */
-export const defaultFoldEvents = 100_000;
+export const defaultFoldEvents = 50_000;
 
 export type ReplayResult = {
   /** Events of the log the rebuilt generations cover (with those an earlier, killed replay had built). */
