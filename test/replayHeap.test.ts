@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { cliPath, processesEnded, processTree } from './support/cli.js';
+import { cliPath, processesEnded, processTree, runCli } from './support/cli.js';
 
 /** bin/replayHeap.js, plain JavaScript run before any TypeScript loader (its shape, as used here). */
 type ReplayHeap = {
@@ -40,10 +40,10 @@ describe('the replay runs in a process of its own with a young generation sized 
   });
 
   it('passes the exit code on, and the help of the command is the replay\'s own', async () => {
-    const ran = await run(['projections', 'replay', '--batch', 'many']);
+    const ran = await runCli(['projections', 'replay', '--batch', 'many'], { LOG_LEVEL: 'warn' });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toMatch(/--batch/);
-    const help = await run(['projections', 'replay', '--help']);
+    const help = await runCli(['projections', 'replay', '--help'], { LOG_LEVEL: 'warn' });
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/usage: supply-api projections replay/);
   });
@@ -105,14 +105,4 @@ function readText(path: string): string {
   } catch {
     return '';
   }
-}
-
-async function run(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cliPath, ...args], { env: { PATH: process.env.PATH, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
-  return { code, stdout, stderr };
 }
