@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
-import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
+import { compareLogPositions, logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
@@ -194,7 +194,9 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         options.onProgress?.({ seen, total: Math.max(total, seen) });
         loading = fromLog.map((target) => {
           if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
-          const load = indexesToBuild(pool, target, resumed).then((indexes) => bulk.loadFromLog(target, head, indexes));
+          // Node's decode reads every event from logFrom on, and stops at a type it does not know.
+          const typesChecked = byNode.length > 0 && compareLogPositions(logFrom, target.generation.checkpoint) <= 0;
+          const load = indexesToBuild(pool, target, resumed).then((indexes) => bulk.loadFromLog(target, head, indexes, typesChecked));
           load.catch(() => undefined);
           return load;
         });
