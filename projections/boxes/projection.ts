@@ -1,5 +1,6 @@
 import { sql } from '../../src/platform/sql.js';
 import { applyByFolding, expectRowCount, inMemoryFolding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { RowChanges } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
 
@@ -20,8 +21,7 @@ type BoxRecord = {
   registeredAt: string;
   updatedAt: string;
   /** Log position of the last event that changed the box (the change feed's order). */
-  changedTx: string;
-  changedSeq: string;
+  changed: LogPosition;
 };
 
 /** What a batch does to a box that existed before it: quantities as deltas, the rest latest-wins. */
@@ -33,8 +33,7 @@ type BoxPatch = {
   warehouseId: string | null;
   status: string | null;
   updatedAt: string;
-  changedTx: string;
-  changedSeq: string;
+  changed: LogPosition;
 };
 
 const tables: readonly TableDefinition[] = [
@@ -86,26 +85,12 @@ const tables: readonly TableDefinition[] = [
   },
 ];
 
-const boxChanges = () =>
-  new RowChanges<BoxRecord, BoxPatch>('box', {
-    applyTo: (row, patch) => ({
-      ...row,
-      onHand: row.onHand + patch.onHandDelta,
-      reserved: row.reserved + patch.reservedDelta,
-      warehouseId: patch.warehouseId ?? row.warehouseId,
-      status: patch.status ?? row.status,
-      updatedAt: patch.updatedAt,
-      changedTx: patch.changedTx,
-      changedSeq: patch.changedSeq,
-    }),
-    combine: (earlier, later) => ({
-      ...later,
-      onHandDelta: earlier.onHandDelta + later.onHandDelta,
-      reservedDelta: earlier.reservedDelta + later.reservedDelta,
-      warehouseId: later.warehouseId ?? earlier.warehouseId,
-      status: later.status ?? earlier.status,
-    }),
-  });
+/**
+ * A batch's boxes. Every change is folded in place (changeBox): the rows and patches are the
+ * batch's own, and a new object for every movement of a box would be most of what a rebuild
+ * leaves to the garbage collector.
+ */
+const boxChanges = () => new RowChanges<BoxRecord, BoxPatch>('box');
 
 /** Boxes as a fold: each box's changes coalesce into one row to insert or one patch to apply. */
 const boxesFolding = inMemoryFolding(boxChanges, foldEvent, writeBoxes);
@@ -142,8 +127,8 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
       r: b.reserved,
       g: b.registeredAt,
       u: b.updatedAt,
-      ct: b.changedTx,
-      cs: b.changedSeq,
+      ct: b.changed.tx.toString(),
+      cs: b.changed.seq.toString(),
     }));
     const result = await db.query(sql.typeAlias('void')`
       INSERT INTO ${table('boxes')} (
@@ -168,8 +153,8 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
       w: p.warehouseId,
       s: p.status,
       u: p.updatedAt,
-      ct: p.changedTx,
-      cs: p.changedSeq,
+      ct: p.changed.tx.toString(),
+      cs: p.changed.seq.toString(),
     }));
     const result = await db.query(sql.typeAlias('void')`
       UPDATE ${table('boxes')} AS b
@@ -184,10 +169,7 @@ async function writeBoxes(boxes: RowChanges<BoxRecord, BoxPatch>, { db, table }:
 }
 
 function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>): void {
-  const { tenantId, occurredAt: updatedAt } = event;
-  // As text: a bigint does not go through JSON (the recordset's rows).
-  const changedTx = event.position.tx.toString();
-  const changedSeq = event.position.seq.toString();
+  const { tenantId, occurredAt: updatedAt, position: changed } = event;
   switch (event.type) {
     case 'BoxRegistered': {
       const { boxId, code, catalogItemId, warehouseId, status, lot, serials, expiresOn, origin } = event.data;
@@ -207,34 +189,60 @@ function foldEvent(event: ProjectedEvent, boxes: RowChanges<BoxRecord, BoxPatch>
         reserved: 0,
         registeredAt: updatedAt,
         updatedAt,
-        changedTx,
-        changedSeq,
+        changed,
       });
       break;
     }
-    case 'BoxStatusChanged': {
-      const { boxId, status } = event.data;
-      boxes.change(tenantId, boxId, { tenantId, boxId, onHandDelta: 0, reservedDelta: 0, warehouseId: null, status, updatedAt, changedTx, changedSeq });
+    case 'BoxStatusChanged':
+      changeBox(boxes, tenantId, event.data.boxId, 0, 0, null, event.data.status, updatedAt, changed);
       break;
-    }
     case 'StockMovementRecorded': {
       const { boxId, type, quantityDelta, reservedDelta, toWarehouseId } = event.data;
       // Only a transfer moves the box itself; an issue names warehouses but the box stays put.
       const warehouseId = type === 'transfer' && toWarehouseId !== undefined ? toWarehouseId : null;
-      boxes.change(tenantId, boxId, {
-        tenantId,
-        boxId,
-        onHandDelta: quantityDelta,
-        reservedDelta: reservedDelta ?? 0,
-        warehouseId,
-        status: null,
-        updatedAt,
-        changedTx,
-        changedSeq,
-      });
+      changeBox(boxes, tenantId, boxId, quantityDelta, reservedDelta ?? 0, warehouseId, null, updatedAt, changed);
       break;
     }
     default:
       break;
   }
+}
+
+/**
+ * One change of a box (quantities as deltas; a warehouse or status of null leaves it as it is), in
+ * place: on the row when the box was registered in this batch, else on its patch, which the first
+ * change of the batch makes.
+ */
+function changeBox(
+  boxes: RowChanges<BoxRecord, BoxPatch>,
+  tenantId: string,
+  boxId: string,
+  onHandDelta: number,
+  reservedDelta: number,
+  warehouseId: string | null,
+  status: string | null,
+  updatedAt: string,
+  changed: LogPosition,
+): void {
+  const row = boxes.createdRow(tenantId, boxId);
+  if (row !== undefined) {
+    row.onHand += onHandDelta;
+    row.reserved += reservedDelta;
+    if (warehouseId !== null) row.warehouseId = warehouseId;
+    if (status !== null) row.status = status;
+    row.updatedAt = updatedAt;
+    row.changed = changed;
+    return;
+  }
+  const patch = boxes.patchOf(tenantId, boxId);
+  if (patch !== undefined) {
+    patch.onHandDelta += onHandDelta;
+    patch.reservedDelta += reservedDelta;
+    if (warehouseId !== null) patch.warehouseId = warehouseId;
+    if (status !== null) patch.status = status;
+    patch.updatedAt = updatedAt;
+    patch.changed = changed;
+    return;
+  }
+  boxes.change(tenantId, boxId, { tenantId, boxId, onHandDelta, reservedDelta, warehouseId, status, updatedAt, changed });
 }

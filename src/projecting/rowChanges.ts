@@ -92,6 +92,14 @@ export class RowChanges<Row, Patch = Partial<Row>> {
     this.patchesByKey.set(tenantId, id, earlier === undefined ? patch : this.combine(earlier, patch));
   }
 
+  /**
+   * The patch of the row under (tenant, id) that existed before this batch, if it has one: a
+   * projection whose patches are its own may fold a later change into it in place.
+   */
+  patchOf(tenantId: string, id: string): Patch | undefined {
+    return this.patchesByKey.get(tenantId, id);
+  }
+
   /** The row created in this batch under (tenant, id), if any. */
   createdRow(tenantId: string, id: string): Row | undefined {
     return this.createdRows.get(tenantId, id);
