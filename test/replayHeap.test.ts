@@ -7,10 +7,10 @@ import { cliPath, processesEnded, processTree, runCli } from './support/cli.js';
 
 /** bin/replayHeap.js, plain JavaScript run before any TypeScript loader (its shape, as used here). */
 type ReplayHeap = {
-  replayHeapFlag: string;
+  replayHeapFlags: readonly string[];
   replayRelaunchArgs(argv: readonly string[], execArgv: readonly string[], env: Record<string, string | undefined>): string[] | undefined;
 };
-const { replayHeapFlag, replayRelaunchArgs } = (await import(new URL('../bin/replayHeap.js', import.meta.url).href)) as ReplayHeap;
+const { replayHeapFlags, replayRelaunchArgs } = (await import(new URL('../bin/replayHeap.js', import.meta.url).href)) as ReplayHeap;
 
 const node = '/usr/bin/node';
 const bin = '/repo/bin/supply-api.js';
@@ -19,14 +19,15 @@ describe('the replay runs in a process of its own with a young generation sized 
   it('relaunches `projections replay` with the flag, the caller\'s node flags and every argument kept', () => {
     expect(replayRelaunchArgs([node, bin, 'projections', 'replay', '--batch', '5000'], ['--enable-source-maps'], {})).toEqual([
       '--enable-source-maps',
-      replayHeapFlag,
+      '--max-semi-space-size=64',
+      '--min-semi-space-size=64',
       bin,
       'projections',
       'replay',
       '--batch',
       '5000',
     ]);
-    expect(replayHeapFlag).toMatch(/^--max-semi-space-size=\d+$/);
+    expect(replayHeapFlags).toEqual(['--max-semi-space-size=64', '--min-semi-space-size=64']);
   });
 
   it('runs every other command line in this process, and a replay already sized (by its caller or as the child)', () => {
@@ -36,7 +37,7 @@ describe('the replay runs in a process of its own with a young generation sized 
     expect(replayRelaunchArgs([node, bin, 'projections', 'replay'], ['--max-semi-space-size=16'], {})).toBeUndefined();
     expect(replayRelaunchArgs([node, bin, 'projections', 'replay'], [], { NODE_OPTIONS: '--max-old-space-size=4096 --max-semi-space-size=32' })).toBeUndefined();
     expect(replayRelaunchArgs([node, bin, 'projections', 'replay'], [], { SUPPLY_API_REPLAY_CHILD: '1' })).toBeUndefined();
-    expect(replayRelaunchArgs([node, bin, 'projections', 'replay'], [], { NODE_OPTIONS: '--max-old-space-size=4096' })).toContain(replayHeapFlag);
+    expect(replayRelaunchArgs([node, bin, 'projections', 'replay'], [], { NODE_OPTIONS: '--max-old-space-size=4096' })).toEqual(expect.arrayContaining([...replayHeapFlags]));
   });
 
   it('passes the exit code on, and the help of the command is the replay\'s own', async () => {
@@ -65,7 +66,7 @@ describe('the replay runs in a process of its own with a young generation sized 
         const connected = sockets.size;
         // The child has reached the database: the replay runs there, not in the command's process.
         await until(() => sockets.size > connected, `the replay process of the ${signal} run did not connect`);
-        expect(commandLine(child)).toContain(replayHeapFlag);
+        for (const flag of replayHeapFlags) expect(commandLine(child)).toContain(flag);
         wrapper.kill(signal);
         expect(await exited).toBe(signal);
         await processesEnded([child], 5000);
