@@ -194,7 +194,9 @@ export function foldEvent(event: ProjectedEvent, state: AnalyticsState): void {
 function foldBoxChange(event: Extract<ProjectedEvent, { type: 'BoxStatusChanged' | 'StockMovementRecorded' }>, state: AnalyticsState): void {
   const { tenantId, occurredAt } = event;
   const { boxId } = event.data;
-  const box = requireRow(state.boxes.get(tenantId, boxId), event.type, `box ${tenantId}/${boxId}`);
+  const box = state.boxes.get(tenantId, boxId);
+  // The message is made only when it is needed: this runs for most events of the log.
+  if (box === undefined) throw missingRow(event.type, `box ${tenantId}/${boxId}`);
   box.used = state.batch;
   const usableBefore = usable(box);
   const from = state.levelOf(box);
@@ -220,8 +222,12 @@ function foldBoxChange(event: Extract<ProjectedEvent, { type: 'BoxStatusChanged'
 }
 
 function requireRow<Row>(row: Row | undefined, eventType: string, what: string): Row {
-  if (row === undefined) throw new ProjectionInvariantError(`${eventType} of ${what}, which does not exist`);
+  if (row === undefined) throw missingRow(eventType, what);
   return row;
+}
+
+function missingRow(eventType: string, what: string): ProjectionInvariantError {
+  return new ProjectionInvariantError(`${eventType} of ${what}, which does not exist`);
 }
 
 /** The clinic, created (unopened, no orders) when only its orders name it so far. */
