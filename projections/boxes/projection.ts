@@ -3,6 +3,7 @@ import { applyByFolding, expectRowCount, inMemoryFolding, type Projection, type 
 import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { RowChanges } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
+import { outputOnlyColumns } from '../shared/outputOnlyColumns.js';
 
 type BoxRecord = {
   tenantId: string;
@@ -73,6 +74,7 @@ const tables: readonly TableDefinition[] = [
           PRIMARY KEY (tenant_id, box_id)
         ) WITH (fillfactor = 50)
       `,
+      outputOnlyColumns(table('boxes'), ['lot', 'serials', 'origin_reference', 'balance_json']),
     ],
     // Only the balance filters read these (each pages by box id, so each ends with it); the
     // projection's own writes go by primary key.

@@ -17,6 +17,7 @@ import { rowKey } from '../../src/projecting/rowChanges.js';
 import { deliveryExceptionResponse, type DeliveryExceptionResponse, type FulfillmentStatus } from './schema.js';
 import { loadLastCreationSequences } from '../shared/creationSequence.js';
 import { untrackedOrders } from '../shared/touchedOrders.js';
+import { outputOnlyColumns } from '../shared/outputOnlyColumns.js';
 
 type DispatchedFulfillment = {
   creationSeq: bigint;
@@ -96,6 +97,7 @@ const tables: readonly TableDefinition[] = [
       `,
       sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('fulfillments')} (tenant_id, creation_seq)`,
       sql.typeAlias('void')`CREATE INDEX ON ${table('fulfillments')} (tenant_id, status, creation_seq)`,
+      outputOnlyColumns(table('fulfillments'), ['carrier', 'tracking_code', 'box_ids', 'delivery', 'receipt', 'closure', 'exceptions']),
     ],
     // Only the change feed reads it (the projection writes by primary key).
     deferredIndexes: (table) => [sql.typeAlias('void')`CREATE INDEX ON ${table('fulfillments')} (tenant_id, changed_tx, changed_seq, order_id)`],

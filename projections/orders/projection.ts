@@ -18,6 +18,7 @@ import { rowKey } from '../../src/projecting/rowChanges.js';
 import { loadLastCreationSequences } from '../shared/creationSequence.js';
 import { untrackedOrders } from '../shared/touchedOrders.js';
 import { recordset } from '../shared/recordset.js';
+import { outputOnlyColumns } from '../shared/outputOnlyColumns.js';
 
 type StatusTimestampColumn = 'submittedAt' | 'approvedAt' | 'dispatchedAt' | 'deliveredAt' | 'receivedAt' | 'closedAt';
 type StatusTimestamps = Record<StatusTimestampColumn, string | null>;
@@ -112,6 +113,7 @@ const tables: readonly TableDefinition[] = [
       `,
       sql.typeAlias('void')`CREATE UNIQUE INDEX ON ${table('orders')} (tenant_id, creation_seq)`,
       sql.typeAlias('void')`CREATE INDEX ON ${table('orders')} (tenant_id, status, creation_seq)`,
+      outputOnlyColumns(table('orders'), ['justification', 'approval_plan', 'item_json']),
     ],
     // Only the change feed reads it (the projection writes by primary key).
     deferredIndexes: (table) => [sql.typeAlias('void')`CREATE INDEX ON ${table('orders')} (tenant_id, changed_tx, changed_seq, order_id)`],
@@ -137,6 +139,8 @@ const tables: readonly TableDefinition[] = [
           PRIMARY KEY (tenant_id, order_id, line_no)
         )
       `,
+      // An order's lines are read by its key, in line order: the rest is only returned.
+      outputOnlyColumns(table('order_lines'), ['line_id', 'catalog_item_id', 'sku', 'name', 'requested_qty', 'unit_of_measure', 'category_id', 'high_value', 'unit_cost', 'currency']),
     ],
   },
 ];

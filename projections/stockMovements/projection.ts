@@ -9,6 +9,7 @@ import {
   type TableDefinition,
 } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
+import { outputOnlyColumns } from '../shared/outputOnlyColumns.js';
 
 /** The columns of a movement row, in the order of movementRows' values, with their types for unnest. */
 const movementColumns = [
@@ -60,6 +61,11 @@ const tables: readonly TableDefinition[] = [
           position_seq bigint NOT NULL
         )
       `,
+      // Readers look a box's ledger up and order it: the other columns are only returned.
+      outputOnlyColumns(
+        table('stock_movements'),
+        movementColumns.map(([name]) => name).filter((name) => !['tenant_id', 'box_id', 'occurred_at', 'position_tx', 'position_seq'].includes(name)),
+      ),
     ],
     // Insert-only, so no write looks a row up: a replay builds both after its bulk load, side by side.
     // The key is a unique index rather than a PRIMARY KEY constraint: ALTER TABLE would lock the table
