@@ -70,6 +70,12 @@ export type ReadAllResult = {
 /** A batch of a streamed log: never empty; `next` is the position of its last event. */
 export type LogBatch = { readonly events: readonly RecordedEvent[]; readonly next: LogPosition };
 
+/** How EventStore.streamAll reads the log. */
+export type StreamAllOptions = {
+  /** The event types whose data the stream carries (every type's when absent). */
+  readonly dataOf?: readonly string[];
+};
+
 export type LogHead = {
   /** Position of the last visible event, or logStart for an empty log. */
   readonly position: LogPosition;
@@ -123,9 +129,11 @@ export interface EventStore {
    * batch (bulk readers: replays), up to the horizon as it stood when its last segment began. The
    * reader holds one batch ahead of its consumer, so memory does not grow with the log. Read what
    * became visible after it ended with readAll. Absent where a stream would hold the only session
-   * (PGlite) or the store has no such read.
+   * (PGlite) or the store has no such read. With `dataOf`, only events of those types carry their
+   * data; the others come with `data` undefined (the store does not format it, the reader does not
+   * parse it): for a reader that uses the data of a few types only (a replay of some projections).
    */
-  readonly streamAll?: (from: LogPosition, batchSize: number) => AsyncIterable<LogBatch>;
+  readonly streamAll?: (from: LogPosition, batchSize: number, options?: StreamAllOptions) => AsyncIterable<LogBatch>;
   /** Catch-up then live: yields batches (never empty) until the signal aborts. */
   subscribe(options: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
   head(): Promise<LogHead>;

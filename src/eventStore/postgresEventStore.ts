@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import type { DatabaseKind } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { appendInTransaction, eventsChannel, needsTransaction } from './appendInTransaction.js';
-import type { AppendResult, EventStore, LogPosition, RecordedEvent, StreamWrite, SubscribeOptions } from './eventStore.js';
+import type { AppendResult, EventStore, LogPosition, RecordedEvent, StreamAllOptions, StreamWrite, SubscribeOptions } from './eventStore.js';
 import { pollingSubscription } from './pollingSubscription.js';
 import { createPostgresListener } from './postgresListener.js';
 import { streamLog } from './postgresLogStream.js';
@@ -77,7 +77,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     readAll: (from, maxCount) => readLog(pool, from, maxCount),
     readAllOn: (db, from, maxCount) => readLog(db, from, maxCount),
     // PGlite is one session: a stream held open would stall every other connection.
-    ...(kind === 'postgres' ? { streamAll: (from: LogPosition, batchSize: number) => streamLog(connectionUri, from, batchSize) } : {}),
+    ...(kind === 'postgres' ? { streamAll: (from: LogPosition, batchSize: number, options?: StreamAllOptions) => streamLog(connectionUri, from, batchSize, options) } : {}),
     subscribe: (subscribeOptions) => subscription(subscribeOptions),
     head: () => readHead(pool),
     streamNames: (prefix) => streamNamesWithPrefix(pool, prefix),

@@ -13,6 +13,9 @@ import { sharedStrings } from './postgresLogQueries.js';
  * Strings that repeat from event to event (type, tenant) are kept once, and a transaction's id and
  * the timestamps equal to the previous event's are converted once: fewer live objects for the
  * garbage collector while batches wait for the database.
+ *
+ * With `dataOptional`, the data column may be NULL (a stream that carries the data of some types
+ * only, EventStore.streamAll's `dataOf`): such an event's data is undefined.
  */
 export class BinaryEventDecoder {
   /** Where the next tuple begins, after `next`: what the caller keeps for the next chunk. */
@@ -34,6 +37,8 @@ export class BinaryEventDecoder {
   private dataBytes = 0;
   /** Where parseData puts the JSON array together (reused: one allocation, not one a chunk). */
   private scratch = Buffer.allocUnsafe(1 << 16);
+
+  constructor(private readonly dataOptional = false) {}
 
   /** The event of the tuple at `offset`, or undefined when `bytes` end before it does or the trailer came. */
   next(bytes: Buffer, offset: number): RecordedEvent | undefined {
@@ -66,6 +71,11 @@ export class BinaryEventDecoder {
       const length = bytes.readInt32BE(at);
       at += 4;
       const expected = fixedLengths[field] ?? 0;
+      if (length === nullLength && field === dataField && this.dataOptional) {
+        starts[field] = at;
+        lengths[field] = nullLength;
+        continue;
+      }
       if (length < 0 || (expected > 0 && length !== expected)) throw new Error(`log column ${columns[field]} has ${length} bytes`);
       if (bytes.length - at < length) return undefined;
       starts[field] = at;
@@ -93,8 +103,9 @@ export class BinaryEventDecoder {
       this.lastTxLow = txLow;
       this.lastTx = (BigInt(txHigh) << 32n) | BigInt(txLow);
     }
-    const dataAt = starts[10] ?? 0;
-    if (bytes[dataAt] !== jsonbVersion) throw new Error(`log data in jsonb format ${String(bytes[dataAt])}`);
+    const dataAt = starts[dataField] ?? 0;
+    const dataLength = lengths[dataField] ?? 0;
+    if (dataLength !== nullLength && bytes[dataAt] !== jsonbVersion) throw new Error(`log data in jsonb format ${String(bytes[dataAt])}`);
     const event: RecordedEvent = {
       position: { tx: this.lastTx, seq: bytes.readBigInt64BE(starts[1]) },
       streamName: text(bytes, starts[2] ?? 0, lengths[2] ?? 0),
@@ -107,10 +118,12 @@ export class BinaryEventDecoder {
       recordedAt: this.recorded.of(bytes, starts[9] ?? 0),
       data: undefined as unknown,
     };
+    // Data the stream left out stays undefined.
+    if (dataLength === nullLength) return event;
     this.pending.push(event);
     this.dataStarts.push(dataAt + 1);
-    this.dataEnds.push(dataAt + (lengths[10] ?? 0));
-    this.dataBytes += (lengths[10] ?? 0);
+    this.dataEnds.push(dataAt + dataLength);
+    this.dataBytes += dataLength;
     return event;
   }
 
@@ -217,6 +230,9 @@ const columns = [
   'data',
 ] as const;
 const fieldCount = columns.length;
+const dataField = columns.indexOf('data');
+/** The length COPY's binary format gives a NULL. */
+const nullLength = -1;
 /** Bytes of each fixed-size column (0: any length). */
 const fixedLengths = [8, 8, 0, 8, 36, 0, 4, 0, 8, 8, 0] as const;
 const signature = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');

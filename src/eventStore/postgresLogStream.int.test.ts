@@ -117,6 +117,29 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
     expect(streamedEvents).toEqual(expected);
     expect(streamedEvents.filter((event) => event.type === 'WorkspaceCreated').map((event) => (event.data as { name: string }).name)).toEqual([0, 1, 2].map(long));
   });
+
+  test('with dataOf, only events of those types carry their data; every event comes, in order, its envelope whole', async () => {
+    const { store } = subject();
+    if (!store.streamAll) throw new Error('no streamAll');
+    const before = (await readAllOf(store, logStart, 1000)).length;
+    const workspace = newEvent('WorkspaceCreated', { workspaceId: 'ws_data_of', name: 'kept' }, { eventId: randomUUID(), tenantId, occurredAt: '2026-11-01T09:30:00.000Z' });
+    await store.appendMany([{ streamName: streams.clinic(tenantId, 'cli_data_of'), expectedRevision: 'any', events: [clinicEvent(3, 'left out'), workspace, clinicEvent(4, 'left out')] }]);
+    await visible(store, before + 3);
+    const all = await readAllOf(store, logStart, 1000);
+    const read = async (dataOf: readonly string[]) => {
+      const events: RecordedEvent[] = [];
+      for await (const batch of store.streamAll?.(logStart, 7, { dataOf }) ?? []) events.push(...batch.events);
+      return events;
+    };
+    const workspaces = await read(['WorkspaceCreated']);
+    expect(workspaces).toEqual(all.map((event) => (event.type === 'WorkspaceCreated' ? event : { ...event, data: undefined })));
+    expect(workspaces.filter((event) => event.data !== undefined).map((event) => event.type)).toContain('WorkspaceCreated');
+    expect(workspaces.some((event) => event.type === 'ClinicRenamed' && event.data !== undefined)).toBe(false);
+    // No type: no data at all; every type named: the same as no filter.
+    expect((await read([])).every((event) => event.data === undefined)).toBe(true);
+    expect(await read(['WorkspaceCreated', 'ClinicRenamed'])).toEqual(all);
+    await expect(read(["ClinicRenamed') OR true --"])).rejects.toThrow(/not one/);
+  });
 });
 
 describe('text that JSON must escape, in the columns eventLine quotes itself', () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { driverText, sql } from '../platform/sql.js';
-import type { LogBatch, LogPosition, RecordedEvent } from './eventStore.js';
+import type { LogBatch, LogPosition, RecordedEvent, StreamAllOptions } from './eventStore.js';
 import { BinaryEventDecoder } from './postgresLogBinary.js';
 
 /**
@@ -22,23 +22,33 @@ import { BinaryEventDecoder } from './postgresLogBinary.js';
  *
  * Backpressure: pg-copy-streams reads the socket only while this generator is being pulled, so a
  * consumer that holds one batch keeps Postgres waiting instead of buffering the log in memory.
+ *
+ * `dataOf` (EventStore.streamAll): the data of other types is sent as NULL, so Postgres does not
+ * turn their jsonb into text nor Node parse it (most of a log is stock movements, which many
+ * projections do not read). The list travels as a session setting too, read once (an InitPlan).
  */
 export async function* streamLog(
   connectionUri: string,
   from: LogPosition,
   batchSize: number,
-  segmentBatches = 4,
+  options: StreamAllOptions & { readonly segmentBatches?: number } = {},
 ): AsyncGenerator<LogBatch, void, undefined> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  const { segmentBatches = 4, dataOf } = options;
+  for (const type of dataOf ?? []) if (!/^[A-Za-z0-9_]+$/.test(type)) throw new RangeError(`dataOf names an event type that is not one: ${JSON.stringify(type)}`);
   const segmentSize = batchSize * segmentBatches;
   const client = new pg.Client({ connectionString: connectionUri });
   await client.connect();
   let finished = false;
   try {
+    const data =
+      dataOf === undefined
+        ? sql.fragment`data`
+        : sql.fragment`CASE WHEN event_type = ANY((SELECT string_to_array(current_setting('supply.log_stream_data_of'), ','))::text[]) THEN data END`;
     const copy = driverText(sql.fragment`
       COPY (
         SELECT transaction_id, global_position, stream_name, stream_revision, event_id::text, event_type, schema_version, tenant_id,
-          occurred_at, recorded_at, data
+          occurred_at, recorded_at, ${data}
         FROM events
         WHERE (transaction_id, global_position) > (current_setting('supply.log_stream_from_tx')::xid8, current_setting('supply.log_stream_from_seq')::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -51,11 +61,12 @@ export async function* streamLog(
       const settings = sql.fragment`
         SELECT set_config('supply.log_stream_from_tx', ${position.tx.toString()}, false),
           set_config('supply.log_stream_from_seq', ${position.seq.toString()}, false),
-          set_config('supply.log_stream_limit', ${String(segmentSize)}, false)
+          set_config('supply.log_stream_limit', ${String(segmentSize)}, false),
+          set_config('supply.log_stream_data_of', ${(dataOf ?? []).join(',')}, false)
       `;
       await client.query(driverText(settings), [...settings.values]);
       let rows = 0;
-      for await (const batch of copyBatches(client.query(copyTo(copy)), batchSize)) {
+      for await (const batch of copyBatches(client.query(copyTo(copy)), batchSize, dataOf !== undefined)) {
         rows += batch.events.length;
         position = batch.next;
         yield batch;
@@ -76,8 +87,8 @@ export async function* streamLog(
  * tuple a chunk ends inside is completed with as many bytes of the next as it needs (a chunk
  * copied whole for it would double the buffers the process allocates).
  */
-export async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number): AsyncGenerator<LogBatch, void, undefined> {
-  const decoder = new BinaryEventDecoder();
+export async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number, dataOptional = false): AsyncGenerator<LogBatch, void, undefined> {
+  const decoder = new BinaryEventDecoder(dataOptional);
   let batch: RecordedEvent[] = [];
   let carry: Buffer | undefined;
   for await (const chunk of stream) {

@@ -87,23 +87,32 @@ export class ReplayDecodeError extends Error {
 
 /**
  * Decodes a batch ahead of applying it, so that a reader can decode the next batch while the
- * database writes the current one.
+ * database writes the current one. `dataOf` (trusted only): the types whose data the read carried
+ * (the types the replay's projections handle); the others' data was left out, and only their type
+ * and schema version are checked.
  */
-export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDecoding = 'strict', suspects: ReadonlySet<string> = noSuspects): DecodedBatch {
+export function decodeBatch(
+  events: readonly RecordedEvent[],
+  decoding: EventDecoding = 'strict',
+  suspects: ReadonlySet<string> = noSuspects,
+  dataOf?: ReadonlySet<string>,
+): DecodedBatch {
   const typeCodes = new Uint8Array(events.length);
   for (let index = 0; index < events.length; index += 1) typeCodes[index] = typeCodeOf.get((events[index] as RecordedEvent).type) ?? 0;
   const decodeErrors = new Map<number, string>();
   if (decoding === 'trusted' && suspects.size === 0) {
-    for (const raw of events) trustOne(raw);
+    for (const raw of events) trustOne(raw, dataOf === undefined || dataOf.has(raw.type));
     // Checked: each stored event is its own projected event.
     return { events, projected: events as readonly RecordedEvent[] as readonly ProjectedEvent[], decodeErrors, typeCodes };
   }
   const projected = new Array<ProjectedEvent | undefined>(events.length);
   for (let index = 0; index < events.length; index += 1) {
     const raw = events[index] as RecordedEvent;
-    // An event a projector already dead-lettered is known not to be what it claims: decode it strictly.
-    if (decoding === 'trusted' && !suspects.has(raw.eventId)) {
-      projected[index] = trustOne(raw);
+    const dataRead = dataOf === undefined || dataOf.has(raw.type);
+    // An event a projector already dead-lettered is known not to be what it claims: decode it
+    // strictly (unless its data was not read: then no projection of the replay handles it).
+    if (decoding === 'trusted' && (!suspects.has(raw.eventId) || !dataRead)) {
+      projected[index] = trustOne(raw, dataRead);
       continue;
     }
     try {
@@ -113,6 +122,17 @@ export function decodeBatch(events: readonly RecordedEvent[], decoding: EventDec
     }
   }
   return { events, projected, decodeErrors, typeCodes };
+}
+
+/**
+ * The event types whose data a reader of the log for `targets` needs: the types they handle (a
+ * projection is given only those), so the log stream leaves the others' data out. Undefined (all
+ * data) for the strict decode, which decodes every event, and when they handle every type.
+ */
+export function dataReadBy(targets: readonly BatchTarget[], decoding: EventDecoding): ReadonlySet<string> | undefined {
+  if (decoding === 'strict') return undefined;
+  const types = new Set<string>(targets.flatMap((target) => target.projection.handles));
+  return [...typeCodeOf.keys()].every((type) => types.has(type)) ? undefined : types;
 }
 
 /** Event types as the numbers of DecodedBatch.typeCodes, from 1. */
@@ -330,9 +350,9 @@ async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: rea
 }
 
 /** The stored event itself as the projected event, once the trusted read has checked it. */
-function trustOne(raw: RecordedEvent): ProjectedEvent {
+function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
   try {
-    checkTrustedEvent(raw);
+    checkTrustedEvent(raw, dataRead);
   } catch (error) {
     throw new ReplayDecodeError(raw, error instanceof Error ? error.message : String(error));
   }

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
 import { compareLogPositions, logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { applyBatchInTransaction, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { applyBatchInTransaction, dataReadBy, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeStatement,
   buildIsIntact,
@@ -169,11 +169,13 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       // Opened once it is known where the projections that go through Node start.
       let log: AsyncIterator<readonly RecordedEvent[], void, undefined> | undefined;
       let logFrom: LogPosition = logStart;
+      // The types whose data the main thread reads (set with the projections it folds, before its first read).
+      let dataOf: ReadonlySet<string> | undefined;
       // Reading and decoding the next batch overlaps with writing this one.
       const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
-        log ??= logBatches(eventStore, batchSize, logFrom)[Symbol.asyncIterator]();
+        log ??= logBatches(eventStore, batchSize, logFrom, dataOf)[Symbol.asyncIterator]();
         const next = await log.next();
-        return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects);
+        return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects, dataOf);
       };
       let reading: Promise<DecodedBatch | undefined> | undefined;
       const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
@@ -208,6 +210,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
           const { threads } = options;
           const threaded = threads === undefined || bulk === undefined || eventStore.readAllOn === undefined ? [] : through.filter((t) => threads.projections.includes(t.projection.name));
           const onMain = through.filter((t) => !threaded.includes(t));
+          dataOf = dataReadBy(onMain, decoding);
           logFrom = minimumCheckpoint(onMain.map((t) => t.generation.checkpoint));
           // Events each side has covered (from where its projections stood), for the progress bar.
           const base = (group: readonly BatchTarget[]) => (group.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...group.map((t) => Number(t.generation.eventsSeen))));
@@ -252,6 +255,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
           through = through.map((target) => [...main.value.targets, ...thread.value.targets].find((t) => t.projection === target.projection) ?? target);
           seen = onMain.length > 0 ? base(onMain) + main.value.events : base(threaded) + thread.value.events;
         } else {
+          dataOf = dataReadBy(through, decoding);
           reading = readAndDecode();
           for (;;) {
             options.signal?.throwIfAborted();

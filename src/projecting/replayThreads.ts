@@ -3,7 +3,7 @@ import { createPostgresEventStore } from '../eventStore/postgresEventStore.js';
 import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import { createDatabasePool } from '../platform/db.js';
 import { createLogger } from '../platform/logger.js';
-import { decodeBatch, ReplayDecodeError, ReplayPoisonError, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { dataReadBy, decodeBatch, ReplayDecodeError, ReplayPoisonError, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import type { Generation } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
@@ -131,11 +131,12 @@ export async function serveReplayThread(resolve: (names: readonly string[]) => r
       return { projection, generation, rebuild: new RebuildMemory() };
     });
     const suspects = new Set(input.suspects);
-    const log = logBatches(eventStore, input.batchSize, minimumCheckpoint(targets.map((t) => t.generation.checkpoint)))[Symbol.asyncIterator]();
+    const dataOf = dataReadBy(targets, input.decoding);
+    const log = logBatches(eventStore, input.batchSize, minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), dataOf)[Symbol.asyncIterator]();
     try {
       const next = async (): Promise<DecodedBatch | undefined> => {
         const batch = await log.next();
-        return batch.done === true ? undefined : decodeBatch(batch.value, input.decoding, suspects);
+        return batch.done === true ? undefined : decodeBatch(batch.value, input.decoding, suspects, dataOf);
       };
       const applied = await applyLogSideBySide({
         pool,
@@ -162,12 +163,18 @@ export async function serveReplayThread(resolve: (names: readonly string[]) => r
 /**
  * The whole log for a replay from `start`: the store's stream where it has one (Postgres: COPY, a
  * few batches a statement), then readAll from where the stream ended up to the head, for what was
- * appended meanwhile.
+ * appended meanwhile. `dataOf`: the types whose data the reader needs (the stream may leave the
+ * others' out; readAll gives every event's).
  */
-export async function* logBatches(eventStore: EventStore, batchSize: number, start: LogPosition = logStart): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
+export async function* logBatches(
+  eventStore: EventStore,
+  batchSize: number,
+  start: LogPosition = logStart,
+  dataOf?: ReadonlySet<string>,
+): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
   let from: LogPosition = start;
   if (eventStore.streamAll) {
-    for await (const batch of eventStore.streamAll(from, batchSize)) {
+    for await (const batch of eventStore.streamAll(from, batchSize, dataOf === undefined ? {} : { dataOf: [...dataOf] })) {
       yield batch.events;
       from = batch.next;
     }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { allProjections } from '../../projections/index.js';
 import { seed } from '../../src/console/seed.js';
 import { newEvent, type EventEnvelope } from '../../src/events/index.js';
-import { compareLogPositions, type EventStore, type LogPosition } from '../../src/eventStore/eventStore.js';
+import { compareLogPositions, type EventStore, type LogPosition, type StreamAllOptions } from '../../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
@@ -122,6 +122,35 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
     expect(folded.events).toBe(eachBatch.events);
     expect(folded.events).toBeGreaterThan(10 * 7000);
+  }, 600_000);
+
+  test('a rebuild of projections that read no stock movement streams only their types\' data, and builds the same tables', async () => {
+    if (!seeded || !reference) throw new Error('the first test did not run');
+    const { pool, url } = seeded.database;
+    const { eventStore } = seeded;
+    const streamAll = eventStore.streamAll?.bind(eventStore);
+    if (streamAll === undefined) throw new Error('no stream');
+    const asked: (readonly string[] | undefined)[] = [];
+    // The store as it is, its stream watched.
+    const watched: EventStore = Object.assign(Object.create(eventStore) as EventStore, {
+      streamAll: (from: LogPosition, batchSize: number, options?: StreamAllOptions) => {
+        asked.push(options?.dataOf);
+        return streamAll(from, batchSize, options);
+      },
+    });
+    const projections = allProjections.filter((p) => !p.handles.includes('StockMovementRecorded'));
+    expect(projections.map((p) => p.name)).toEqual(expect.arrayContaining(['orders', 'fulfillments', 'catalog']));
+    const result = await replayProjections({ pool, eventStore: watched, projections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } });
+    expect(asked).toHaveLength(1);
+    expect(new Set(asked[0])).toEqual(new Set(projections.flatMap((p) => p.handles)));
+    const tables = projections.flatMap((p) => p.tables.map((t) => t.name));
+    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, reference?.[table]])));
+    expect(result.events).toBe(Number((await eventStore.head()).eventCount));
+    // Every projection: every type's data (no list), as before.
+    asked.length = 0;
+    await replayProjections({ pool, eventStore: watched, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } });
+    expect(asked).toEqual([undefined]);
+    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
   }, 600_000);
 
   test('the analytics fold on a worker thread builds the same read tables', async () => {
@@ -426,6 +455,29 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
       }
     }, 180_000);
   }
+
+  test('data no projection of the replay reads is not checked, as on the strict path: a broken movement stops a rebuild of the boxes, not one of the orders', async () => {
+    if (!seeded) throw new Error('no database');
+    const { pool, url } = seeded.database;
+    const eventId = randomUUID();
+    const movement = newEvent(
+      'StockMovementRecorded',
+      { movementId: 'mov_listed', type: 'consume', boxId: 'box_any', catalogItemId: 'itm_any', quantityDelta: -1, actorId: 'mem_any', occurredAt: asOf },
+      { eventId, tenantId: seeded.workspaceId, occurredAt: asOf },
+    );
+    const position = await appendRaw({ ...movement, data: ['mov_in_a_list'] } as unknown as EventEnvelope);
+    const named = (name: string) => allProjections.filter((p) => p.name === name);
+    const common = { pool, eventStore: seeded.eventStore, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } };
+    const boxes = replayProjections({ ...common, projections: named('boxes') });
+    await expect(boxes).rejects.toThrow(ReplayDecodeError);
+    await expect(boxes).rejects.toThrow(`log position ${position.tx}/${position.seq}`);
+    await expect(boxes).rejects.toThrow(/not a JSON object/);
+    const trusted = await replayProjections({ ...common, projections: named('orders') });
+    const digests = await readModelDigests(pool, named('orders'));
+    const strict = await replayProjections({ ...common, projections: named('orders'), strict: true });
+    expect(strict.events).toBe(trusted.events);
+    expect(await readModelDigests(pool, named('orders'))).toEqual(digests);
+  }, 180_000);
 
   test('a schema version this code does not read stops it with the event position', async () => {
     if (!seeded) throw new Error('no database');
