@@ -35,6 +35,7 @@ export async function* streamLog(
 ): AsyncGenerator<LogBatch, void, undefined> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
   const { segmentBatches = 4, dataOf } = options;
+  // The list travels comma-separated: a name with anything but letters, digits and _ would split wrongly.
   for (const type of dataOf ?? []) if (!/^[A-Za-z0-9_]+$/.test(type)) throw new RangeError(`dataOf names an event type that is not one: ${JSON.stringify(type)}`);
   const segmentSize = batchSize * segmentBatches;
   const client = new pg.Client({ connectionString: connectionUri });
