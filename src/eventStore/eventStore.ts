@@ -74,6 +74,12 @@ export type LogBatch = { readonly events: readonly RecordedEvent[]; readonly nex
 export type StreamAllOptions = {
   /** The event types whose data the stream carries (every type's when absent). */
   readonly dataOf?: readonly string[];
+  /**
+   * Events without their stream name, revision and event id ('', -1n, ''): for a reader that
+   * needs only what projections read, and looks an event up by its position (eventAt) when it
+   * must name it.
+   */
+  readonly lean?: boolean;
 };
 
 export type LogHead = {

@@ -15,7 +15,9 @@ import { sharedStrings } from './postgresLogQueries.js';
  * garbage collector while batches wait for the database.
  *
  * With `dataOptional`, the data column may be NULL (a stream that carries the data of some types
- * only, EventStore.streamAll's `dataOf`): such an event's data is undefined.
+ * only, EventStore.streamAll's `dataOf`): such an event's data is undefined. With `lean`, the
+ * stream name, revision and event id are NULL (EventStore.streamAll's `lean`): each event has
+ * them empty ('', -1n, '').
  */
 export class BinaryEventDecoder {
   /** Where the next tuple begins, after `next`: what the caller keeps for the next chunk. */
@@ -38,7 +40,12 @@ export class BinaryEventDecoder {
   /** Where parseData puts the JSON array together (reused: one allocation, not one a chunk). */
   private scratch = Buffer.allocUnsafe(1 << 16);
 
-  constructor(private readonly dataOptional = false) {}
+  /** Per column: whether the stream may send it NULL. */
+  private readonly nullable: readonly boolean[];
+
+  constructor(dataOptional = false, lean = false) {
+    this.nullable = columns.map((_, field) => (field === dataField && dataOptional) || (lean && leanFields.includes(field)));
+  }
 
   /** The event of the tuple at `offset`, or undefined when `bytes` end before it does or the trailer came. */
   next(bytes: Buffer, offset: number): RecordedEvent | undefined {
@@ -71,7 +78,7 @@ export class BinaryEventDecoder {
       const length = bytes.readInt32BE(at);
       at += 4;
       const expected = fixedLengths[field] ?? 0;
-      if (length === nullLength && field === dataField && this.dataOptional) {
+      if (length === nullLength && this.nullable[field] === true) {
         starts[field] = at;
         lengths[field] = nullLength;
         continue;
@@ -106,11 +113,13 @@ export class BinaryEventDecoder {
     const dataAt = starts[dataField] ?? 0;
     const dataLength = lengths[dataField] ?? 0;
     if (dataLength !== nullLength && bytes[dataAt] !== jsonbVersion) throw new Error(`log data in jsonb format ${String(bytes[dataAt])}`);
+    // A lean stream leaves the stream name, revision and event id out (all three, or none).
+    const lean = lengths[4] === nullLength;
     const event: RecordedEvent = {
       position: { tx: this.lastTx, seq: bytes.readBigInt64BE(starts[1]) },
-      streamName: text(bytes, starts[2] ?? 0, lengths[2] ?? 0),
-      streamRevision: bytes.readBigInt64BE(starts[3]),
-      eventId: bytes.toString('latin1', starts[4], (starts[4] ?? 0) + 36),
+      streamName: lean ? '' : text(bytes, starts[2] ?? 0, lengths[2] ?? 0),
+      streamRevision: lean ? -1n : bytes.readBigInt64BE(starts[3]),
+      eventId: lean ? '' : bytes.toString('latin1', starts[4], (starts[4] ?? 0) + 36),
       type: this.share(text(bytes, starts[5] ?? 0, lengths[5] ?? 0)),
       schemaVersion: bytes.readInt32BE(starts[6]),
       tenantId: this.share(text(bytes, starts[7] ?? 0, lengths[7] ?? 0)),
@@ -231,6 +240,8 @@ const columns = [
 ] as const;
 const fieldCount = columns.length;
 const dataField = columns.indexOf('data');
+/** The columns a lean stream sends NULL. */
+const leanFields: readonly number[] = [columns.indexOf('stream_name'), columns.indexOf('stream_revision'), columns.indexOf('event_id::text')];
 /** The length COPY's binary format gives a NULL. */
 const nullLength = -1;
 /** Bytes of each fixed-size column (0: any length). */

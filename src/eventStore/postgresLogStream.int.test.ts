@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
 import { newEvent, streams, type EventEnvelope } from '../events/index.js';
 import { sql } from '../platform/sql.js';
-import { logStart, type EventStore, type LogBatch, type LogPosition, type RecordedEvent } from './eventStore.js';
+import { logStart, type EventStore, type LogBatch, type LogPosition, type RecordedEvent, type StreamAllOptions } from './eventStore.js';
 import { createPostgresEventStore } from './postgresEventStore.js';
 
 const tenantId = 'ws_stream';
@@ -139,6 +139,24 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
     expect((await read([])).every((event) => event.data === undefined)).toBe(true);
     expect(await read(['WorkspaceCreated', 'ClinicRenamed'])).toEqual(all);
     await expect(read(["ClinicRenamed') OR true --"])).rejects.toThrow(/not one/);
+  });
+
+  test('lean, every event comes in order with its type, tenant, times and data, and without its stream name, revision and id', async () => {
+    const { store } = subject();
+    if (!store.streamAll) throw new Error('no streamAll');
+    const all = await readAllOf(store, logStart, 1000);
+    expect(all.length).toBeGreaterThan(10);
+    const read = async (options: StreamAllOptions) => {
+      const events: RecordedEvent[] = [];
+      for await (const batch of store.streamAll?.(logStart, 7, options) ?? []) events.push(...batch.events);
+      return events;
+    };
+    expect(await read({ lean: true })).toEqual(all.map((event) => ({ ...event, streamName: '', streamRevision: -1n, eventId: '' })));
+    // With dataOf as well: both left out.
+    expect(await read({ lean: true, dataOf: ['WorkspaceCreated'] })).toEqual(
+      all.map((event) => ({ ...event, streamName: '', streamRevision: -1n, eventId: '', data: event.type === 'WorkspaceCreated' ? event.data : undefined })),
+    );
+    expect(await read({ lean: false })).toEqual(all);
   });
 });
 

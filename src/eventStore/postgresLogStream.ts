@@ -26,6 +26,7 @@ import { BinaryEventDecoder } from './postgresLogBinary.js';
  * `dataOf` (EventStore.streamAll): the data of other types is sent as NULL, so Postgres does not
  * turn their jsonb into text nor Node parse it (most of a log is stock movements, which many
  * projections do not read). The list travels as a session setting too, read once (an InitPlan).
+ * `lean`: the stream name, revision and event id are sent as NULL (each event has them empty).
  */
 export async function* streamLog(
   connectionUri: string,
@@ -34,7 +35,7 @@ export async function* streamLog(
   options: StreamAllOptions & { readonly segmentBatches?: number } = {},
 ): AsyncGenerator<LogBatch, void, undefined> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
-  const { segmentBatches = 4, dataOf } = options;
+  const { segmentBatches = 4, dataOf, lean = false } = options;
   // The list travels comma-separated: a name with anything but letters, digits and _ would split wrongly.
   for (const type of dataOf ?? []) if (!/^[A-Za-z0-9_]+$/.test(type)) throw new RangeError(`dataOf names an event type that is not one: ${JSON.stringify(type)}`);
   const segmentSize = batchSize * segmentBatches;
@@ -46,9 +47,10 @@ export async function* streamLog(
       dataOf === undefined
         ? sql.fragment`data`
         : sql.fragment`CASE WHEN event_type = ANY((SELECT string_to_array(current_setting('supply.log_stream_data_of'), ','))::text[]) THEN data END`;
+    const envelope = lean ? sql.fragment`NULL::text, NULL::bigint, NULL::text` : sql.fragment`stream_name, stream_revision, event_id::text`;
     const copy = driverText(sql.fragment`
       COPY (
-        SELECT transaction_id, global_position, stream_name, stream_revision, event_id::text, event_type, schema_version, tenant_id,
+        SELECT transaction_id, global_position, ${envelope}, event_type, schema_version, tenant_id,
           occurred_at, recorded_at, ${data}
         FROM events
         WHERE (transaction_id, global_position) > (current_setting('supply.log_stream_from_tx')::xid8, current_setting('supply.log_stream_from_seq')::bigint)
@@ -67,7 +69,7 @@ export async function* streamLog(
       `;
       await client.query(driverText(settings), [...settings.values]);
       let rows = 0;
-      for await (const batch of copyBatches(client.query(copyTo(copy)), batchSize, dataOf !== undefined)) {
+      for await (const batch of copyBatches(client.query(copyTo(copy)), batchSize, dataOf !== undefined, lean)) {
         rows += batch.events.length;
         position = batch.next;
         yield batch;
@@ -88,8 +90,8 @@ export async function* streamLog(
  * tuple a chunk ends inside is completed with as many bytes of the next as it needs (a chunk
  * copied whole for it would double the buffers the process allocates).
  */
-export async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number, dataOptional = false): AsyncGenerator<LogBatch, void, undefined> {
-  const decoder = new BinaryEventDecoder(dataOptional);
+export async function* copyBatches(stream: AsyncIterable<Buffer>, batchSize: number, dataOptional = false, lean = false): AsyncGenerator<LogBatch, void, undefined> {
+  const decoder = new BinaryEventDecoder(dataOptional, lean);
   let batch: RecordedEvent[] = [];
   let carry: Buffer | undefined;
   for await (const chunk of stream) {

@@ -75,7 +75,7 @@ export type EventDecoding = 'strict' | 'trusted';
 export class ReplayDecodeError extends Error {
   constructor(
     readonly event: Pick<RecordedEvent, 'position' | 'eventId' | 'type' | 'schemaVersion' | 'streamName'>,
-    reason: string,
+    readonly reason: string,
   ) {
     super(
       `replay stopped at log position ${event.position.tx}/${event.position.seq} (event ${event.eventId}, ${event.type} ` +
@@ -83,6 +83,31 @@ export class ReplayDecodeError extends Error {
     );
     this.name = 'ReplayDecodeError';
   }
+}
+
+/**
+ * Whether a replay may read the log lean (StreamAllOptions.lean: no stream name, revision or event
+ * id): on the trusted path when no event is a suspect (suspects are known by their ids). The
+ * events that stop a replay are named afterwards (namedStop).
+ */
+export function leanReading(decoding: EventDecoding, suspects: ReadonlySet<string> | undefined): boolean {
+  return decoding === 'trusted' && (suspects === undefined || suspects.size === 0);
+}
+
+/**
+ * A replay's stop (ReplayDecodeError, ReplayPoisonError) whose event came from a lean read, with
+ * the event's id and stream looked up by its position; any other error as it is.
+ */
+export async function namedStop(error: unknown, eventAt: (position: LogPosition) => Promise<RecordedEvent | undefined>): Promise<unknown> {
+  if (error instanceof ReplayDecodeError && error.event.eventId === '') {
+    const found = await eventAt(error.event.position);
+    return found === undefined ? error : new ReplayDecodeError({ ...error.event, eventId: found.eventId, streamName: found.streamName }, error.reason);
+  }
+  if (error instanceof ReplayPoisonError && error.deadLetter.eventId === '') {
+    const found = await eventAt(error.deadLetter.position);
+    return found === undefined ? error : new ReplayPoisonError({ ...error.deadLetter, eventId: found.eventId, streamName: found.streamName });
+  }
+  return error;
 }
 
 /**

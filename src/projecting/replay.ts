@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
 import { compareLogPositions, logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { applyBatchInTransaction, dataReadBy, deadLetteredEventIds, decodeBatch, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { applyBatchInTransaction, dataReadBy, deadLetteredEventIds, decodeBatch, leanReading, namedStop, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import {
   analyzeStatement,
   buildIsIntact,
@@ -173,7 +173,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       let dataOf: ReadonlySet<string> | undefined;
       // Reading and decoding the next batch overlaps with writing this one.
       const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
-        log ??= logBatches(eventStore, batchSize, logFrom, dataOf)[Symbol.asyncIterator]();
+        log ??= logBatches(eventStore, batchSize, logFrom, dataOf, leanReading(decoding, suspects))[Symbol.asyncIterator]();
         const next = await log.next();
         return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects, dataOf);
       };
@@ -333,8 +333,10 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
         };
         logger.info(result, 'replay switched readers to the new generation');
         return result;
-      } catch (error) {
+      } catch (caught) {
         void reading?.catch(() => undefined);
+        // An event read lean is named by its id and stream, looked up by its position.
+        const error = await namedStop(caught, (position) => eventAtPosition(eventStore, position)).catch(() => caught);
         // A load from the log still running holds its table: it ends (or fails) before the drop.
         await Promise.allSettled(loading);
         // Closes a log stream still open (its connection), and the COPY lanes.
@@ -354,6 +356,14 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
     },
     'replay',
   );
+}
+
+/** The event at `position`: the first after the position just before it (a sequence number is at least 1). */
+async function eventAtPosition(eventStore: EventStore, position: LogPosition): Promise<RecordedEvent | undefined> {
+  if (position.seq < 1n) return undefined;
+  const { events } = await eventStore.readAll({ tx: position.tx, seq: position.seq - 1n }, 1);
+  const [event] = events;
+  return event !== undefined && compareLogPositions(event.position, position) === 0 ? event : undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { createPostgresEventStore } from '../eventStore/postgresEventStore.js';
 import { logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import { createDatabasePool } from '../platform/db.js';
 import { createLogger } from '../platform/logger.js';
-import { dataReadBy, decodeBatch, ReplayDecodeError, ReplayPoisonError, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { dataReadBy, decodeBatch, leanReading, ReplayDecodeError, ReplayPoisonError, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import type { Generation } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
@@ -132,7 +132,7 @@ export async function serveReplayThread(resolve: (names: readonly string[]) => r
     });
     const suspects = new Set(input.suspects);
     const dataOf = dataReadBy(targets, input.decoding);
-    const log = logBatches(eventStore, input.batchSize, minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), dataOf)[Symbol.asyncIterator]();
+    const log = logBatches(eventStore, input.batchSize, minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), dataOf, leanReading(input.decoding, suspects))[Symbol.asyncIterator]();
     try {
       const next = async (): Promise<DecodedBatch | undefined> => {
         const batch = await log.next();
@@ -164,17 +164,19 @@ export async function serveReplayThread(resolve: (names: readonly string[]) => r
  * The whole log for a replay from `start`: the store's stream where it has one (Postgres: COPY, a
  * few batches a statement), then readAll from where the stream ended up to the head, for what was
  * appended meanwhile. `dataOf`: the types whose data the reader needs (the stream may leave the
- * others' out; readAll gives every event's).
+ * others' out; readAll gives every event's). `lean`: the stream may leave out each event's stream
+ * name, revision and id (StreamAllOptions.lean); readAll gives them.
  */
 export async function* logBatches(
   eventStore: EventStore,
   batchSize: number,
   start: LogPosition = logStart,
   dataOf?: ReadonlySet<string>,
+  lean = false,
 ): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
   let from: LogPosition = start;
   if (eventStore.streamAll) {
-    for await (const batch of eventStore.streamAll(from, batchSize, dataOf === undefined ? {} : { dataOf: [...dataOf] })) {
+    for await (const batch of eventStore.streamAll(from, batchSize, { ...(dataOf === undefined ? {} : { dataOf: [...dataOf] }), lean })) {
       yield batch.events;
       from = batch.next;
     }
@@ -191,7 +193,7 @@ export async function* logBatches(
 const revivable: Readonly<Record<string, { prototype: Error; fields: readonly string[] }>> = {
   FoldedBatchesError: { prototype: FoldedBatchesError.prototype, fields: ['projection'] },
   ReplayPoisonError: { prototype: ReplayPoisonError.prototype, fields: ['deadLetter'] },
-  ReplayDecodeError: { prototype: ReplayDecodeError.prototype, fields: ['event'] },
+  ReplayDecodeError: { prototype: ReplayDecodeError.prototype, fields: ['event', 'reason'] },
 };
 
 function serialized(error: unknown): SerializedError {

@@ -131,10 +131,12 @@ describe('replays of a medium seed (real Postgres)', () => {
     const streamAll = eventStore.streamAll?.bind(eventStore);
     if (streamAll === undefined) throw new Error('no stream');
     const asked: (readonly string[] | undefined)[] = [];
+    const lean: (boolean | undefined)[] = [];
     // The store as it is, its stream watched.
     const watched: EventStore = Object.assign(Object.create(eventStore) as EventStore, {
       streamAll: (from: LogPosition, batchSize: number, options?: StreamAllOptions) => {
         asked.push(options?.dataOf);
+        lean.push(options?.lean);
         return streamAll(from, batchSize, options);
       },
     });
@@ -151,6 +153,12 @@ describe('replays of a medium seed (real Postgres)', () => {
     await replayProjections({ pool, eventStore: watched, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } });
     expect(asked).toEqual([undefined]);
     expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    // The trusted path reads the log lean (no stream name, revision or event id); the strict one whole.
+    expect(lean).toEqual([true, true]);
+    lean.length = 0;
+    await replayProjections({ pool, eventStore: watched, projections, logger: silentLogger, parallelism: 3, strict: true });
+    expect(lean).toEqual([false]);
+    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, reference?.[table]])));
   }, 600_000);
 
   test('the analytics fold on a worker thread builds the same read tables', async () => {
