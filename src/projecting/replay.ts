@@ -80,14 +80,11 @@ export type ReplayOptions = {
  * Events folded before each write of a folding projection in a rebuild. Each write then carries
  * one row per row changed, however often it changed (a box's balance changes with every movement
  * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
- * let go once folded. 1M-event log, 2 cores: 50 000 took 16.7-17.6 s against 22.8-23.8 s batch
- * by batch, Postgres CPU 13.7-14.1 s against 19.6-20.4. 100 000 against 50 000, once the stream
- * carried less (lean, dataOf): faster in each of 8 alternated pairs (1M-event log, median 11.8
- * against 13.5 s; 2M-event log 30.7-36.7 against 38.2-39.0 s), Node and Postgres each about a
- * second less CPU a million events, for about 25 MB more at the peak on the 2M-event log (a fold
- * holds the rows its window changed: the wider the log, the more).
+ * let go once folded. 1M-event log, 2 cores: 16.7-17.6 s against 22.8-23.8 s batch by batch,
+ * Postgres CPU 13.7-14.1 s against 19.6-20.4; 100 000 and 200 000 gained nothing more and held
+ * 20-45 MB more.
  */
-export const defaultFoldEvents = 100_000;
+export const defaultFoldEvents = 50_000;
 
 export type ReplayResult = {
   /** Events of the log the rebuilt generations cover (with those an earlier, killed replay had built). */
