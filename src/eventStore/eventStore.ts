@@ -76,7 +76,7 @@ export type StreamAllOptions = {
   readonly dataOf?: readonly string[];
   /**
    * Events without their stream name, revision and event id ('', -1n, ''): for a reader that
-   * needs only what projections read, and looks an event up by its position (eventAt) when it
+   * needs only what projections read, and looks an event up by its position (readAll) when it
    * must name it.
    */
   readonly lean?: boolean;

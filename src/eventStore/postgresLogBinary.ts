@@ -114,7 +114,7 @@ export class BinaryEventDecoder {
     const dataLength = lengths[dataField] ?? 0;
     if (dataLength !== nullLength && bytes[dataAt] !== jsonbVersion) throw new Error(`log data in jsonb format ${String(bytes[dataAt])}`);
     // A lean stream leaves the stream name, revision and event id out (all three, or none).
-    const lean = lengths[4] === nullLength;
+    const lean = lengths[eventIdField] === nullLength;
     const event: RecordedEvent = {
       position: { tx: this.lastTx, seq: bytes.readBigInt64BE(starts[1]) },
       streamName: lean ? '' : text(bytes, starts[2] ?? 0, lengths[2] ?? 0),
@@ -241,7 +241,8 @@ const columns = [
 const fieldCount = columns.length;
 const dataField = columns.indexOf('data');
 /** The columns a lean stream sends NULL. */
-const leanFields: readonly number[] = [columns.indexOf('stream_name'), columns.indexOf('stream_revision'), columns.indexOf('event_id::text')];
+const eventIdField = columns.indexOf('event_id::text');
+const leanFields: readonly number[] = [columns.indexOf('stream_name'), columns.indexOf('stream_revision'), eventIdField];
 /** The length COPY's binary format gives a NULL. */
 const nullLength = -1;
 /** Bytes of each fixed-size column (0: any length). */

@@ -1,7 +1,7 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { checkTrustedEvent, decodeEvent, eventSchemas, type EventType } from '../events/index.js';
-import { compareLogPositions, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
+import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { commitLocally, commitToStandbys } from '../platform/db.js';
@@ -96,9 +96,15 @@ export function leanReading(decoding: EventDecoding, suspects: ReadonlySet<strin
 
 /**
  * A replay's stop (ReplayDecodeError, ReplayPoisonError) whose event came from a lean read, with
- * the event's id and stream looked up by its position; any other error as it is.
+ * the event's id and stream looked up in the store by its position; any other error as it is.
  */
-export async function namedStop(error: unknown, eventAt: (position: LogPosition) => Promise<RecordedEvent | undefined>): Promise<unknown> {
+export async function namedStop(error: unknown, eventStore: Pick<EventStore, 'readAll'>): Promise<unknown> {
+  const eventAt = async (position: LogPosition): Promise<RecordedEvent | undefined> => {
+    // The first event after the position just before it (a sequence number is at least 1).
+    if (position.seq < 1n) return undefined;
+    const [event] = (await eventStore.readAll({ tx: position.tx, seq: position.seq - 1n }, 1)).events;
+    return event !== undefined && compareLogPositions(event.position, position) === 0 ? event : undefined;
+  };
   if (error instanceof ReplayDecodeError && error.event.eventId === '') {
     const found = await eventAt(error.event.position);
     return found === undefined ? error : new ReplayDecodeError({ ...error.event, eventId: found.eventId, streamName: found.streamName }, error.reason);

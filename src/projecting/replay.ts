@@ -336,7 +336,7 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       } catch (caught) {
         void reading?.catch(() => undefined);
         // An event read lean is named by its id and stream, looked up by its position.
-        const error = await namedStop(caught, (position) => eventAtPosition(eventStore, position)).catch(() => caught);
+        const error = await namedStop(caught, eventStore).catch(() => caught);
         // A load from the log still running holds its table: it ends (or fails) before the drop.
         await Promise.allSettled(loading);
         // Closes a log stream still open (its connection), and the COPY lanes.
@@ -356,14 +356,6 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
     },
     'replay',
   );
-}
-
-/** The event at `position`: the first after the position just before it (a sequence number is at least 1). */
-async function eventAtPosition(eventStore: EventStore, position: LogPosition): Promise<RecordedEvent | undefined> {
-  if (position.seq < 1n) return undefined;
-  const { events } = await eventStore.readAll({ tx: position.tx, seq: position.seq - 1n }, 1);
-  const [event] = events;
-  return event !== undefined && compareLogPositions(event.position, position) === 0 ? event : undefined;
 }
 
 /**
