@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { loggableUrl } from './accessLog.js';
+import { accessLogLevel, loggableUrl } from './accessLog.js';
 
 describe('loggableUrl: credentials in the query string never reach the access log', () => {
   test.each([
@@ -31,5 +31,22 @@ describe('loggableUrl: credentials in the query string never reach the access lo
 
   test.each(['/v1/orders?limit=5&status=draft', '/v1/orders', '/v1/orders?cursor=abc&catalogItemId=x', '/authorized?x=1', '/v1/me?%E0%A4%A=1'])('%s is logged as sent', (url) => {
     expect(loggableUrl(url)).toBe(url);
+  });
+});
+
+describe('accessLogLevel: probes stay out of the info log, and an unready answer is no server error', () => {
+  test.each([
+    ['/healthz', 200, 'debug'],
+    ['/metrics', 200, 'debug'],
+    ['/readyz', 200, 'debug'],
+    ['/readyz', 503, 'warn'],
+    ['/metrics', 500, 'error'],
+    ['/v1/orders', 200, 'info'],
+    ['/v1/orders', 401, 'info'],
+    ['/v1/orders', 503, 'error'],
+    ['/v1/orders', 500, 'error'],
+    ['/readyz/', 404, 'info'],
+  ] as const)('%s answered %i is logged at %s', (path, status, level) => {
+    expect(accessLogLevel(path, status)).toBe(level);
   });
 });

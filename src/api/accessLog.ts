@@ -73,9 +73,24 @@ export function accessLog(logger: Logger): RequestHandler {
         // A refused key: why (the answer is the same 401 for every cause) and its prefix when it has the key format.
         ...(state.refusal === undefined ? {} : { keyRefused: state.refusal.reason, ...(state.refusal.keyPrefix === undefined ? {} : { keyPrefix: state.refusal.keyPrefix }) }),
       };
-      if (response.statusCode >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
+      const level = accessLogLevel(request.originalUrl.split('?', 1)[0] ?? '', response.statusCode);
+      if (logger.isLevelEnabled(level)) logger[level](line, 'request');
     });
     next();
   };
+}
+
+/** Paths that probes and scrapers call every few seconds: health, readiness and metrics. */
+const probePaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * The level of a request's line: error for a server error, info otherwise; a probe's answer at
+ * debug (a scrape every few seconds by every probe would fill the log), and a 503 of /readyz at
+ * warn: the process says it should not take requests (its database is away, or it has not caught
+ * up yet), which is no server error.
+ */
+export function accessLogLevel(path: string, status: number): 'debug' | 'info' | 'warn' | 'error' {
+  if (path === '/readyz' && status === 503) return 'warn';
+  if (status >= 500) return 'error';
+  return probePaths.has(path) ? 'debug' : 'info';
 }

@@ -163,6 +163,17 @@ export async function markFailed(db: CommonQueryMethods, job: ExportJob, attempt
   });
 }
 
+/**
+ * requested_at of the oldest job still pending (accepted, not yet taken by a worker), of any
+ * tenant, or undefined when none: an operator's figure (the age of the queue's head).
+ */
+export async function oldestPendingRequestedAt(db: CommonQueryMethods, now: Date): Promise<string | undefined> {
+  const oldest = await db.oneFirst(sql.type(z.object({ oldest: z.string().nullable() }))`
+    SELECT min(requested_at) AS oldest FROM export_jobs WHERE status = 'pending' AND requested_at > ${retentionCutoff(now)}
+  `);
+  return oldest ?? undefined;
+}
+
 /** Tenants that may own jobs or evidence: every row of either was made with one of the tenant's keys. */
 export async function tenantsWithKeys(db: CommonQueryMethods): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ tenantId: z.string() }))`SELECT DISTINCT tenant_id AS "tenantId" FROM api_keys ORDER BY 1`);

@@ -7,27 +7,68 @@ import type { ReadRouter } from '../platform/readReplicas.js';
 import type { ProjectionsReport } from '../projecting/status.js';
 
 /**
- * A projection further behind than this makes the service not ready: both bounds, because a
- * seeded or imported log can hold a million events recorded within seconds.
+ * A projection further behind than this keeps an API process that has not caught up yet from
+ * being ready: both bounds, because a seeded or imported log can hold a million events recorded
+ * within seconds.
  */
 export const readyLag = { events: 5000, seconds: 30 } as const;
 
 /** Longest a readiness check waits for the database; a pool that cannot answer a `SELECT 1` by then is unusable. */
 export const readinessCheckTimeoutMs = 2_000;
 
+export type ReadinessOptions = {
+  /**
+   * The process serves /v1 and /mcp (the api role): it becomes ready once the projections have
+   * caught up (within `readyLag` of the log, none missing or outdated), and stays ready after that
+   * whatever their lag. Other roles are ready while their database answers.
+   */
+  readonly servesReads: boolean;
+  readonly timeoutMs?: number;
+  /** With READ_DATABASE_URL: the standbys' states are shown (they never make the process unready). */
+  readonly router?: ReadRouter;
+};
+
 /**
  * Ready when the database answers through every pool the process serves with (a pool whose slots
- * are all stuck answers nothing, even while Postgres is fine) and every projection is within
- * `readyLag` of the head. Every check is bounded, so /readyz answers while the database is away.
+ * are all stuck answers nothing, even while Postgres is fine) and, for a process serving reads,
+ * once the projections have caught up since it started. A projector that stops makes the read
+ * models older, visibly (supply_projection_lag_seconds, SupplyProjectionLag), but takes no API
+ * process out: with one stopped projector every process would otherwise be unready at once, and
+ * the load balancer would take the whole API out. A process that has not caught up yet (a fresh
+ * install, a new process while the projections are far behind) waits, so that it never answers
+ * from read models that are missing or far behind. Every check is bounded, so /readyz answers while
+ * the database is away.
  */
 export function createReadiness(
   pools: { readonly database: DatabasePool; readonly requests?: DatabasePool },
   report: () => Promise<ProjectionsReport>,
-  timeoutMs: number = readinessCheckTimeoutMs,
-  router?: ReadRouter,
+  options: ReadinessOptions,
 ): () => Promise<Readiness> {
+  const { router, servesReads } = options;
+  const timeoutMs = options.timeoutMs ?? readinessCheckTimeoutMs;
   const withStandbys = router?.replicated === true ? (readiness: Readiness): Readiness => withStandbyStates(readiness, router) : (readiness: Readiness) => readiness;
-  return async (): Promise<Readiness> => withStandbys(await primaryReadiness(pools, report, timeoutMs));
+  let caughtUpOnce = false;
+  return async (): Promise<Readiness> => {
+    const [database, requests] = await Promise.all([
+      answersWithin(pools.database, timeoutMs),
+      pools.requests === undefined ? Promise.resolve(true) : answersWithin(pools.requests, timeoutMs),
+    ]);
+    if (!database) return withStandbys({ ready: false, checks: { database: 'unreachable' } });
+    if (!requests) return withStandbys({ ready: false, checks: { database: 'ok', requestPool: 'unusable' } });
+    const projections = await projectionsCheck(report, timeoutMs);
+    if (projections.caughtUp) caughtUpOnce = true;
+    const ready = !servesReads || caughtUpOnce;
+    return withStandbys({ ready, checks: { database: 'ok', projections: projections.check } });
+  };
+}
+
+/** The projections as /readyz names them, and whether they count as caught up. */
+async function projectionsCheck(report: () => Promise<ProjectionsReport>, timeoutMs: number): Promise<{ readonly caughtUp: boolean; readonly check: string }> {
+  const current = await withinOrUndefined(report(), timeoutMs);
+  if (current === undefined) return { caughtUp: false, check: 'unknown (status did not load in time)' };
+  const behind = current.projections.filter((p) => p.state === 'not_started' || p.state === 'outdated' || p.lagSeconds > readyLag.seconds || p.lagEvents > readyLag.events);
+  if (behind.length === 0) return { caughtUp: true, check: 'caught_up' };
+  return { caughtUp: false, check: `behind: ${behind.map((p) => `${p.projection} (${p.state}, ${p.lagEvents} events, ${Math.round(p.lagSeconds)} s)`).join(', ')}` };
 }
 
 /** The standbys as the read router sees them, and a summary among the checks. */
@@ -36,29 +77,6 @@ function withStandbyStates(readiness: Readiness, router: ReadRouter): Readiness 
   const inUse = standbys.filter((s) => s.inUse).length;
   const summary = `${inUse} of ${standbys.length} in use${inUse === 0 ? ' (reads on the primary)' : ''}`;
   return { ...readiness, checks: { ...readiness.checks, standbys: summary }, standbys };
-}
-
-async function primaryReadiness(
-  pools: { readonly database: DatabasePool; readonly requests?: DatabasePool },
-  report: () => Promise<ProjectionsReport>,
-  timeoutMs: number,
-): Promise<Readiness> {
-  const [database, requests] = await Promise.all([
-    answersWithin(pools.database, timeoutMs),
-    pools.requests === undefined ? Promise.resolve(true) : answersWithin(pools.requests, timeoutMs),
-  ]);
-  if (!database) return { ready: false, checks: { database: 'unreachable' } };
-  if (!requests) return { ready: false, checks: { database: 'ok', requestPool: 'unusable' } };
-  const current = await withinOrUndefined(report(), timeoutMs);
-  if (current === undefined) return { ready: false, checks: { database: 'ok', projections: 'unknown (status did not load in time)' } };
-  const behind = current.projections.filter((p) => p.state === 'not_started' || p.state === 'outdated' || p.lagSeconds > readyLag.seconds || p.lagEvents > readyLag.events);
-  return {
-    ready: behind.length === 0,
-    checks: {
-      database: 'ok',
-      projections: behind.length === 0 ? 'caught_up' : `behind: ${behind.map((p) => `${p.projection} (${p.state}, ${p.lagEvents} events)`).join(', ')}`,
-    },
-  };
 }
 
 async function answersWithin(pool: DatabasePool, timeoutMs: number): Promise<boolean> {

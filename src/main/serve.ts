@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { bulkLoadOf } from '../projecting/bulkLoad.js';
+import { registerPendingExportMetric } from '../exports/pendingExportMetric.js';
 import { embeddedHost, recordHttpPort } from '../platform/embeddedHostRecord.js';
 import { checkPortFree, portError } from '../platform/portCheck.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
@@ -70,6 +71,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     }
     const report = cachedFor(1000, () => projectionsReport(pool, services.eventStore, allProjections));
     const observer = registerProjectionMetrics(registry, report);
+    registerPendingExportMetric(registry, pool, clock);
     if (options.roles.includes('projector')) {
       projector = startProjector({
         pool,
@@ -85,7 +87,10 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
       api = await composeApi(config, logger, services.database, { serverUrl, clock, exports, currentServerUrl: () => serverUrl, httpMetrics });
     }
     // Every role answers health, readiness and metrics; /v1 comes with the api role.
-    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report, undefined, api?.router);
+    const readiness = createReadiness({ database: pool, ...(api === undefined ? {} : { requests: api.db }) }, report, {
+      servesReads: api !== undefined,
+      ...(api === undefined ? {} : { router: api.router }),
+    });
     registerReadinessMetric(registry, readiness);
     if (api !== undefined) registerReadReplicaMetrics(registry, api.router);
     const app = createApp({

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
@@ -113,6 +114,41 @@ describe('the projection reader (real Postgres)', () => {
       const other = await reader.rows(sql.type(z.object({ n: z.number() }))`SELECT 1 / 0 AS n`).catch((caught: unknown) => caught);
       expect(isAccessRefused(other)).toBe(false);
     } finally {
+      await reader.close();
+    }
+  });
+
+  test('given a read that Postgres aborts to break a deadlock, then it is run again and answers', async () => {
+    await database.pool.query(sql.typeAlias('void')`CREATE TABLE deadlock_a (n int8)`);
+    await database.pool.query(sql.typeAlias('void')`CREATE TABLE deadlock_b (n int8)`);
+    const reader = createProjectionReader(database.url, { kind: 'postgres', maximumPoolSize: 1, logger: silentLogger, validateRows: false });
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    const waiting = async (table: string) => {
+      const waiters = await database.pool.anyFirst(sql.type(z.object({ pid: z.number() }))`
+        SELECT pid FROM pg_locks WHERE locktype = 'relation' AND relation = ${table}::regclass AND NOT granted
+      `);
+      return waiters.length > 0;
+    };
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = performance.now() + 30_000;
+      while (!(await check())) if (performance.now() > deadline) throw new Error('the sessions never reached the expected locks');
+    };
+    try {
+      // The other session holds b and will want a; the read takes a (its first relation), then waits for b.
+      await other.query('BEGIN');
+      // So that the read, not the other session, is the one whose deadlock check finds the cycle.
+      await other.query("SET LOCAL deadlock_timeout = '60s'");
+      await other.query('LOCK TABLE deadlock_b IN ACCESS EXCLUSIVE MODE');
+      const read = reader.rows(sql.type(z.object({ n: z.bigint() }))`SELECT count(*) AS n FROM deadlock_a, deadlock_b`);
+      read.catch(() => undefined);
+      await until(() => waiting('deadlock_b'));
+      const otherTakesA = other.query('LOCK TABLE deadlock_a IN ACCESS EXCLUSIVE MODE');
+      await otherTakesA;
+      await other.query('COMMIT');
+      expect(await read).toEqual([{ n: 0n }]);
+    } finally {
+      await other.end();
       await reader.close();
     }
   });

@@ -102,9 +102,9 @@ export function createProjectionReader(connectionUri: string, options: Projectio
       const statement = { ...statementOf(query.sql), values: query.values as unknown[] };
       let rows: Record<string, unknown>[];
       if (fromColumns === undefined) {
-        rows = (await pool.query(statement)).rows;
+        rows = (await queryAgainWhenAborted(() => pool.query(statement))).rows;
       } else {
-        const result = await pool.query({ ...statement, rowMode: 'array' });
+        const result = await queryAgainWhenAborted(() => pool.query({ ...statement, rowMode: 'array' }));
         const tuples = result.rows as unknown as unknown[][];
         rows = tuples.map(fromColumns) as Record<string, unknown>[];
         if (validateRows) for (const [index, tuple] of tuples.entries()) assertSameRow(rows[index], namedRow(result.fields, tuple));
@@ -115,6 +115,31 @@ export function createProjectionReader(connectionUri: string, options: Projectio
     },
     close: () => pool.end(),
   };
+}
+
+/** SQLSTATEs of a statement Postgres aborted to let another transaction through: deadlock_detected, serialization_failure. */
+const abortedToLetThrough = new Set(['40P01', '40001']);
+/** Runs of a read that Postgres keeps aborting before its error is the answer. */
+const readAttempts = 3;
+
+/**
+ * A read that lost a deadlock (40P01) or a serialisation conflict (40001, which is also how a hot
+ * standby cancels a query in the way of the replay of a DDL) is sent again, as slonik does for the
+ * pools' statements outside transactions (queryRetryLimit). Sound because each read is one
+ * statement in a transaction of its own, with no effect but its rows: run again, it reads what is
+ * committed then. Its lock waits now queue behind whoever won, so the next run goes through. The
+ * blue/green switch is built not to deadlock readers (pointViewsForSwitch); this is the second line
+ * for whatever else takes a view's lock: a read must not answer 500 because a rebuild finished.
+ */
+async function queryAgainWhenAborted<Result>(run: () => Promise<Result>): Promise<Result> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = typeof error === 'object' && error !== null && 'code' in error ? (error as { code: unknown }).code : undefined;
+      if (attempt >= readAttempts || typeof code !== 'string' || !abortedToLetThrough.has(code)) throw error;
+    }
+  }
 }
 
 /**

@@ -1,8 +1,11 @@
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { LogPosition } from '../eventStore/eventStore.js';
+import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import type { Projection, TableResolver } from './projection.js';
+import { sqlState } from './transientErrors.js';
 
 /**
  * A projection's tables exist once per generation, each generation in a schema of its own; the
@@ -140,6 +143,58 @@ export async function pointViews(db: CommonQueryMethods, projection: Projection,
     const view = sql.identifier([readModelSchema, definition.name]);
     await db.query(sql.typeAlias('void')`DROP VIEW IF EXISTS ${view}`);
     await db.query(sql.typeAlias('void')`CREATE VIEW ${view} AS SELECT * FROM ${sql.identifier([schemaName, definition.name])}`);
+  }
+}
+
+/** SQLSTATEs of a lock the switch gave up waiting for: lock_not_available (its lock_timeout), deadlock_detected. */
+const lockGivenUp = new Set(['55P03', '40P01']);
+
+/**
+ * Points the views of every projection of a switch at its new generation, in the switch's
+ * transaction, without ever making a reader fail.
+ *
+ * A read statement takes ACCESS SHARE on several views, one after the other, in an order its plan
+ * fixes (a guarded read of orders takes the orders view, then the key guard's tenants and members;
+ * an analytics read takes the figures' views before the items'); each DROP VIEW takes ACCESS
+ * EXCLUSIVE. Repointing view after view, a switch could hold one that a reader wants next while it
+ * waits for one that reader holds: a deadlock, which Postgres breaks by failing one of the two (a
+ * 500, or the whole replay). So every view is repointed under a lock_timeout shorter than
+ * deadlock_timeout, in a savepoint: a switch that cannot take them all by then gives back what it
+ * took (the savepoint rolls back) before a waiting reader's deadlock check can find it in a cycle,
+ * and tries again a little later (readers wait at most that long behind it meanwhile). The views of
+ * the projections that govern access (tenants, members: the key guard's) go last, as guarded reads
+ * take them, so the common case takes no second attempt. Only views are taken under the timeout:
+ * readers reach the old tables through them alone (the projector's batches wait for the generation
+ * rows the switch holds), and the drop of those tables may wait for an autovacuum, which Postgres
+ * cancels after deadlock_timeout.
+ */
+export async function pointViewsForSwitch(
+  tx: DatabaseTransactionConnection,
+  switches: readonly { readonly projection: Projection; readonly schemaName: string }[],
+  options: { readonly logger: Logger; readonly signal?: AbortSignal | undefined },
+): Promise<void> {
+  const last = (p: Projection) => Number(p.governsAccess === true);
+  const ordered = [...switches].sort((a, b) => last(a.projection) - last(b.projection));
+  const timeout = await tx.oneFirst(sql.type(z.object({ timeout: z.string() }))`
+    SELECT (greatest(1, extract(epoch FROM current_setting('deadlock_timeout')::interval) * 500))::int || 'ms' AS timeout
+  `);
+  for (let attempt = 1; ; attempt += 1) {
+    options.signal?.throwIfAborted();
+    try {
+      // Retried here, not by slonik (which would run it again at once on a deadlock).
+      await tx.transaction(async (savepoint) => {
+        const previous = await savepoint.oneFirst(sql.type(z.object({ previous: z.string() }))`SELECT current_setting('lock_timeout') AS previous`);
+        await savepoint.query(sql.typeAlias('void')`SELECT FROM set_config('lock_timeout', ${timeout}, true)`);
+        for (const { projection, schemaName } of ordered) await pointViews(savepoint, projection, schemaName);
+        await savepoint.query(sql.typeAlias('void')`SELECT FROM set_config('lock_timeout', ${previous}, true)`);
+      }, 1);
+      return;
+    } catch (error) {
+      const code = sqlState(error);
+      if (code === undefined || !lockGivenUp.has(code)) throw error;
+      options.logger[attempt % 10 === 0 ? 'warn' : 'debug']({ attempt, code }, 'switch: readers hold the views; trying again');
+      await sleep(Math.min(1000, 20 * attempt) * (0.5 + Math.random()), undefined, { signal: options.signal });
+    }
   }
 }
 

@@ -32,7 +32,7 @@ export function registerProjectionMetrics(registry: Registry, report: () => Prom
       },
     });
   fromReport('supply_projection_lag_events', 'Visible log events the projection has not seen yet', (p) => p.lagEvents);
-  fromReport('supply_projection_lag_seconds', 'Seconds between the newest log event and the projection checkpoint', (p) => p.lagSeconds);
+  fromReport('supply_projection_lag_seconds', 'Age in seconds of the oldest log event the projection has not applied (0 when caught up), measured at scrape time', (p) => p.lagSeconds);
   fromReport('supply_projection_dead_letters', 'Dead letters recorded for the active generation', (p) => p.deadLetters);
   return {
     applied: (projection, events) => applied.inc({ projection }, events),

@@ -14,7 +14,7 @@ import {
   ensureActiveGenerations,
   loadGenerations,
   lockActiveGenerations,
-  pointViews,
+  pointViewsForSwitch,
   setGenerationState,
   type Generation,
 } from './generations.js';
@@ -305,10 +305,10 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
             }
             if (batch.atHead) break;
           }
+          // The views depend on the old tables: repoint them first, then the old schemas can go.
+          await pointViewsForSwitch(tx, targets.map((t) => ({ projection: t.projection, schemaName: t.generation.schemaName })), { logger, signal: options.signal });
           for (const target of targets) {
             const old = live.find((g) => g.projection === target.projection.name);
-            // The views depend on the old tables: repoint them first, then the old schema can go.
-            await pointViews(tx, target.projection, target.generation.schemaName);
             if (old) {
               await setGenerationState(tx, old, 'retired');
               await dropGenerationSchema(tx, old.schemaName);

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { compareLogPositions, logStart, type EventStore, type LogHead, type LogPosition } from '../eventStore/eventStore.js';
+import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../eventStore/eventStore.js';
+import { systemClock, type Clock } from '../platform/clock.js';
 import { sql } from '../platform/sql.js';
 import { loadGenerations, type Generation } from './generations.js';
 import { formatPosition } from './logPositions.js';
@@ -59,8 +60,19 @@ const deadLetterRow = z.object({
   recordedAt: z.string(),
 });
 
-/** Checkpoint, head, lag in events and in seconds, state and dead letters of every projection. */
-export async function projectionsReport(db: CommonQueryMethods, eventStore: EventStore, projections: readonly Projection[]): Promise<ProjectionsReport> {
+/**
+ * Checkpoint, head, lag in events and in seconds, state and dead letters of every projection.
+ * The lag in seconds is the age, by `clock`, of the oldest event the projection has not applied
+ * (when the log recorded it; 0 when caught up): it keeps growing while no projector runs, whoever
+ * asks. The log's recordedAt, not the event's occurredAt: an event can be recorded long after it
+ * occurred (a history imported, a device that was offline), and that is no delay of the projector.
+ */
+export async function projectionsReport(
+  db: CommonQueryMethods,
+  eventStore: EventStore,
+  projections: readonly Projection[],
+  clock: Clock = systemClock,
+): Promise<ProjectionsReport> {
   const [head, generations, counts] = await Promise.all([
     eventStore.head(),
     loadGenerations(db, ['active', 'building', 'failed']),
@@ -74,9 +86,20 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
   // A generation being built: is a replay building it now, or did one that was killed leave it?
   const buildingNames = generations.filter((g) => g.state === 'building').map((g) => g.projection);
   const replaying = buildingNames.length === 0 ? new Set<string>() : await heldProjectionLocks(db, 'replay', buildingNames);
-  // Only a projection that has seen nothing yet measures its lag from the first event.
-  const needsFirst = head.eventCount > 0n && projections.some((p) => generations.find((g) => g.projection === p.name && g.state === 'active')?.checkpointRecordedAt === undefined);
-  const firstRecordedAt = needsFirst ? (await eventStore.readAll(logStart, 1)).events[0]?.recordedAt : undefined;
+  // The oldest event not applied: one read of the log per checkpoint that lags (projections share them).
+  const now = clock.now().getTime();
+  const oldestUnapplied = new Map<string, Promise<string | undefined>>();
+  const lagSecondsFrom = async (checkpoint: LogPosition, lagEvents: number): Promise<number> => {
+    if (lagEvents <= 0) return 0;
+    const key = formatPosition(checkpoint);
+    let recordedAt = oldestUnapplied.get(key);
+    if (recordedAt === undefined) {
+      recordedAt = eventStore.readAll(checkpoint, 1).then((read) => read.events[0]?.recordedAt);
+      oldestUnapplied.set(key, recordedAt);
+    }
+    const at = await recordedAt;
+    return at === undefined ? 0 : Math.max(0, (now - Date.parse(at)) / 1000);
+  };
   const statuses: ProjectionStatus[] = [];
   for (const projection of projections) {
     const own = generations.filter((g) => g.projection === projection.name);
@@ -103,7 +126,7 @@ export async function projectionsReport(db: CommonQueryMethods, eventStore: Even
       definitionVersion: active?.definitionVersion ?? projection.version,
       checkpoint: formatPosition(active?.checkpoint ?? logStart),
       lagEvents,
-      lagSeconds: lagSecondsOf(head, lagEvents, active?.checkpointRecordedAt ?? firstRecordedAt),
+      lagSeconds: await lagSecondsFrom(active?.checkpoint ?? logStart, lagEvents),
       eventsApplied: Number(active?.eventsApplied ?? 0n),
       deadLetters,
       recentDeadLetters: recent.map((d) => ({
@@ -151,11 +174,6 @@ function stateOf(projection: Projection, active: Generation | undefined, lagEven
   if (!active) return 'not_started';
   if (active.definitionVersion !== projection.version) return 'outdated';
   return lagEvents > 0 ? 'catching_up' : 'live';
-}
-
-function lagSecondsOf(head: LogHead, lagEvents: number, since: string | undefined): number {
-  if (lagEvents <= 0 || head.lastRecordedAt === undefined || since === undefined) return 0;
-  return Math.max(0, (Date.parse(head.lastRecordedAt) - Date.parse(since)) / 1000);
 }
 
 export class ProjectionsWaitTimeout extends Error {

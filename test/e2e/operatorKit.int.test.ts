@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -11,6 +13,7 @@ import { services } from '../support/services.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dashboardFile = `${root}ops/grafana/dashboard.json`;
 const rulesFile = `${root}ops/prometheus/alerts.yml`;
+const rulesTestFile = `${root}ops/prometheus/alerts.test.yml`;
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((path) => existsSync(path));
 
@@ -20,7 +23,7 @@ const prometheusSeries = new Set(['up']);
 /** The metric names a PromQL expression reads (words followed by a selector, a range or used bare). */
 export function metricNamesOf(expr: string): string[] {
   const withoutStrings = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-  const keywords = new Set(['sum', 'max', 'min', 'avg', 'count', 'rate', 'increase', 'irate', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'or', 'and', 'unless', 'histogram_quantile', 'clamp_min', 'clamp_max', 'label_values', 'le', 'bool', 'offset', 'abs', 'absent', 'topk', 'bottomk']);
+  const keywords = new Set(['sum', 'max', 'min', 'avg', 'count', 'rate', 'increase', 'irate', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'or', 'and', 'unless', 'histogram_quantile', 'clamp_min', 'clamp_max', 'label_values', 'le', 'bool', 'offset', 'abs', 'absent', 'topk', 'bottomk', 'vector']);
   const names = new Set<string>();
   // Drop label lists (`by (le, route)`, `{route=~"…"}`) and ranges (`[5m]`) before reading names.
   const bare = withoutStrings
@@ -58,6 +61,41 @@ describe('the operator kit', () => {
     if (promtool === undefined) throw new Error('CI=true and promtool is missing: .ci/run installs Debian\'s prometheus package');
     const { stdout } = await promisify(execFile)(promtool, ['check', 'rules', rulesFile]);
     expect(stdout).toMatch(/SUCCESS: \d+ rules found/);
+  });
+
+  test.runIf(promtool !== undefined || inCi)('the alert rules pass their unit tests (one lag alert per stopped projector, /readyz 503s are no 5xx, exports nobody takes)', async () => {
+    if (promtool === undefined) throw new Error('CI=true and promtool is missing: .ci/run installs Debian\'s prometheus package');
+    const { stdout } = await promisify(execFile)(promtool, ['test', 'rules', rulesTestFile]);
+    expect(stdout).toMatch(/SUCCESS/);
+  });
+
+  test.runIf(promtool !== undefined || inCi)('the dashboard\'s 5xx ratio is 0, not "No data", when nothing failed (and /readyz 503s do not count)', async () => {
+    if (promtool === undefined) throw new Error('CI=true and promtool is missing: .ci/run installs Debian\'s prometheus package');
+    const dashboard = JSON.parse(await readFile(dashboardFile, 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const expr = dashboard.panels.find((panel) => panel.title === '5xx ratio')?.targets?.[0]?.expr;
+    if (expr === undefined) throw new Error('the dashboard has no 5xx ratio panel');
+    // As Grafana sends it: every job, a 5 min rate window.
+    const sent = expr.replaceAll('$job', '.*').replaceAll('$__rate_interval', '5m');
+    const series = (route: string, status: number, perMinute: number) => ({ series: `supply_http_requests_total{job="supply-api",route="${route}",method="GET",status="${status}"}`, values: `0+${perMinute}x10` });
+    const zeroAt10m = { expr: sent, eval_time: '10m', exp_samples: [{ labels: '{}', value: 0 }] };
+    const tests = {
+      evaluation_interval: '1m',
+      tests: [
+        { interval: '1m', input_series: [series('/v1/orders', 200, 60), series('/readyz', 503, 6)], promql_expr_test: [zeroAt10m] },
+        { interval: '1m', input_series: [series('/healthz', 200, 6)], promql_expr_test: [zeroAt10m] },
+        { interval: '1m', input_series: [series('/v1/orders', 200, 90), series('/v1/orders', 500, 10)], promql_expr_test: [{ ...zeroAt10m, exp_samples: [{ labels: '{}', value: 0.1 }] }] },
+      ],
+    };
+    const folder = await mkdtemp(path.join(os.tmpdir(), 'supply-dashboard-'));
+    try {
+      // JSON is YAML: promtool reads it as its test file.
+      const file = path.join(folder, 'dashboard.test.yml');
+      await writeFile(file, JSON.stringify(tests));
+      const { stdout } = await promisify(execFile)(promtool, ['test', 'rules', file]);
+      expect(stdout).toMatch(/SUCCESS/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

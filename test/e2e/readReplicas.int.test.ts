@@ -75,7 +75,7 @@ const synchronousNames = () => admin.oneFirst(sql.type(z.object({ names: z.strin
 
 /** What /readyz and /metrics say about the standby (through the functions `serve` uses). */
 async function shown(): Promise<{ readyz: { inUse: boolean | undefined; summary: string | undefined }; metrics: Record<string, number> }> {
-  const readiness = createReadiness({ database: bed.database.pool }, () => projectionsReport(bed.database.pool, bed.eventStore, allProjections), 2000, bed.router);
+  const readiness = createReadiness({ database: bed.database.pool }, () => projectionsReport(bed.database.pool, bed.eventStore, allProjections), { servesReads: true, timeoutMs: 2000, router: bed.router });
   const answer = await readiness();
   const registry = new Registry();
   registerReadReplicaMetrics(registry, bed.router);
