@@ -91,10 +91,11 @@ export async function quitRedis(client: Redis): Promise<void> {
   if (client.status === 'ready') {
     try {
       await client.quit();
-      return;
     } catch {
-      // Fall through to a hard disconnect.
+      // A hard disconnect follows in any case.
     }
   }
+  // Also after QUIT: only disconnect closes the Sentinel connections of ioredis's failover
+  // detector, which would otherwise reconnect for ever and keep the process alive.
   client.disconnect();
 }
