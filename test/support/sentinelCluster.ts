@@ -35,6 +35,8 @@ export type SentinelCluster = {
   killMaster(): Promise<{ readonly killed: RedisAddress; readonly at: number }>;
   /** Waits for the Sentinels to promote a replica in place of `from` and for it to answer ROLE master. */
   promotion(from: RedisAddress, timeoutMs?: number): Promise<SentinelSwitch>;
+  /** SIGSTOPs the replicas (a replica that stops answering, e.g. a stalled machine) until `resume`. */
+  freezeReplicas(): Promise<{ resume(): Promise<void> }>;
   /** Starts the killed node again, as a replica of the current master, and waits until it is in sync. */
   restartKilled(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -240,6 +242,19 @@ export async function startSentinelCluster(options: { masterName?: string; log?:
         if (found === undefined) throw new Error('unreachable');
         log(`promoted :${found.to.port}`);
         return found;
+      },
+      freezeReplicas: async () => {
+        const master = await currentMaster();
+        const frozen = nodes.filter((node) => node.port !== master.port && node.child !== undefined && node.child.exitCode === null && node.child.signalCode === null);
+        for (const node of frozen) node.child?.kill('SIGSTOP');
+        return {
+          resume: async () => {
+            for (const node of frozen) node.child?.kill('SIGCONT');
+            await waitFor('the replicas to answer again', 10_000, async () =>
+              (await Promise.all(frozen.map((node) => withClient(at(node.port), async (redis) => (await redis.ping()) === 'PONG').catch(() => false)))).every(Boolean),
+            );
+          },
+        };
       },
       restartKilled: async (timeoutMs = 30_000) => {
         const node = killed;
