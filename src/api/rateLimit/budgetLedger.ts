@@ -7,7 +7,9 @@ import type { BudgetDecision } from './requestBudget.js';
  *   from it, so a key that had used its budget stays refused, and one with R left gets R here;
  * - what was granted here meanwhile: it is owed to Redis and added to the key's next request
  *   there, so the shared count ends up as if Redis had counted it.
- * With P processes a key can so be granted at most (P - 1) * R past its budget in one outage.
+ * A key with R left when Redis went away is so granted at most R_1 + … + R_P - R past its budget
+ * by P processes, R_p being what process p last heard was left: (P - 1) * R when every view is
+ * current, and nothing for a key every process has seen refused.
  */
 export type BudgetLedger = {
   /** Redis answered: `used` units spent in the key's window, which ends in `msLeft`. */
