@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { maxAnalyticsCaps, type AnalyticsCaps } from './analyticsCaps.js';
+import { parseRedisUrl } from './redisUrl.js';
 
 const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
@@ -14,6 +15,14 @@ const urlWithProtocols = (protocols: readonly string[], what: string) =>
     .refine((value) => !URL.canParse(value) || protocols.includes(new URL(value).protocol), {
       message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')} (${what})`,
     });
+
+function validRedisUrl(value: string, context: z.RefinementCtx): void {
+  try {
+    parseRedisUrl(value);
+  } catch (error) {
+    context.addIssue({ code: z.ZodIssueCode.custom, message: error instanceof Error ? error.message : String(error) });
+  }
+}
 
 const integerSetting = (min: number, max: number, fallback: number) =>
   z.preprocess(
@@ -96,7 +105,8 @@ const environmentSchema = z.object({
     emptyAsAbsent,
     urlWithProtocols(['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'], 'esdb://host:2113?tls=false').optional(),
   ),
-  REDIS_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['redis:', 'rediss:'], 'redis://host:6379').optional()),
+  // One Redis server, or Sentinels and the name of the master they watch (see redisUrl.ts).
+  REDIS_URL: z.preprocess(emptyAsAbsent, z.string().superRefine(validRedisUrl).optional()),
   S3_BUCKET: optionalString(z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
   S3_ENDPOINT: z.preprocess(emptyAsAbsent, urlWithProtocols(['http:', 'https:'], 'http://host:port').optional()),
   S3_REGION: z.preprocess(emptyAsAbsent, z.string().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').default('us-east-1')),
@@ -143,6 +153,7 @@ export type Config = Readonly<{
   /** A standby further behind than this (replay lag) serves no reads until it has caught up. */
   readReplicaMaxLagMs: number;
   eventStoreUrl: string | undefined;
+  /** `redis://…` or `redis+sentinel://…` (checked by parseRedisUrl). */
   redisUrl: string | undefined;
   s3: Readonly<{ bucket: string; endpoint: string | undefined; region: string; forcePathStyle: boolean }> | undefined;
   publicBaseUrl: string | undefined;

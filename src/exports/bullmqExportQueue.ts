@@ -1,8 +1,8 @@
 import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { quitRedis, watchRedisOutages } from '../platform/redisConnection.js';
-import { redactedUrl } from '../platform/startupErrors.js';
+import { redactedRedisUrl } from '../config/redisUrl.js';
+import { createRedisClient, isSentinelUrl, quitRedis, watchRedisOutages } from '../platform/redisConnection.js';
 import {
   exportRetryPolicy,
   type ExportProcessor,
@@ -30,6 +30,8 @@ export type BullmqExportWorkerOptions = {
 };
 
 export const defaultEnqueueTimeoutMs = 2000;
+/** Longest an enqueue waits for a replica to confirm the job (Sentinel only). */
+const replicaWaitMs = 500;
 const jobName = 'briefing-export';
 const dayInSeconds = 24 * 60 * 60;
 const maxReconnectDelayMs = 2000;
@@ -43,7 +45,7 @@ const exportTaskSchema = z.object({ tenantId: z.string().min(1), exportId: z.str
 export function createBullmqExportQueue(options: BullmqExportQueueOptions): ExportQueue {
   const { redisUrl, queueName, logger } = options;
   const timeoutMs = options.enqueueTimeoutMs ?? defaultEnqueueTimeoutMs;
-  const client = new Redis(redisUrl, {
+  const client = createRedisClient(redisUrl, {
     // Commands are refused while disconnected instead of being buffered and sent after the
     // caller was told that enqueue failed (BullMQ's advice for producers behind HTTP).
     enableOfflineQueue: false,
@@ -77,6 +79,16 @@ export function createBullmqExportQueue(options: BullmqExportQueueOptions): Expo
     removeOnFail: { age: 7 * dayInSeconds },
   });
 
+  // Under Sentinel a job is acknowledged once a replica holds it too, so that the replica a
+  // failover promotes has it (Sentinel promotes the replica furthest along). A replica that does
+  // not confirm in time (down, far behind) does not fail the request: the job is on the master,
+  // its row in Postgres, and the maintenance queues it again should a failover lose it.
+  const replicated = isSentinelUrl(redisUrl);
+  const confirmReplicated = async (ms: number): Promise<void> => {
+    const replicas = await client.wait(1, Math.max(1, ms));
+    if (replicas < 1) logger.warn({ role: 'export queue (producer)', queue: queueName }, `export queue: no replica confirmed the job within ${ms} ms; it is on the master only`);
+  };
+
   let closed = false;
   return {
     kind: 'bullmq',
@@ -96,6 +108,7 @@ export function createBullmqExportQueue(options: BullmqExportQueueOptions): Expo
         const previous = await queue.getJob(task.exportId);
         if (previous !== undefined && ((await previous.isCompleted()) || (await previous.isFailed()))) await previous.remove();
         await queue.add(jobName, { tenantId: task.tenantId, exportId: task.exportId }, jobOptions(task));
+        if (replicated) await confirmReplicated(Math.min(replicaWaitMs, deadline - Date.now()));
       })();
       await withTimeout(adding, deadline - Date.now(), `export queue: Redis did not confirm the job within ${timeoutMs} ms`);
     },
@@ -121,7 +134,7 @@ class ExportJobWorker extends Worker<unknown> {
 export function startBullmqExportWorker(options: BullmqExportWorkerOptions): ExportWorker {
   const { redisUrl, queueName, processor, concurrency, logger } = options;
   // Null: a worker's commands wait for Redis to come back (BullMQ requires it for blocking connections).
-  const client = new Redis(redisUrl, {
+  const client = createRedisClient(redisUrl, {
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(times * 200, maxReconnectDelayMs),
   });
@@ -281,7 +294,7 @@ type ConnectionWatch = {
 function watchConnection(client: Redis, logger: ExportQueueLogger, role: string, redisUrl: string): ConnectionWatch {
   let shuttingDown = false;
   const outages = watchRedisOutages(client, {
-    down: (err) => logger.warn({ role, err, setting: 'REDIS_URL' }, `${role}: Redis unreachable at REDIS_URL=${redactedUrl(redisUrl)}; reconnecting in the background`),
+    down: (err) => logger.warn({ role, err, setting: 'REDIS_URL' }, `${role}: Redis unreachable at REDIS_URL=${redactedRedisUrl(redisUrl)}; reconnecting in the background`),
     up: (afterOutage) => {
       if (afterOutage) logger.info({ role }, `${role}: Redis reachable again`);
     },

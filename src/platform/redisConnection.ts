@@ -1,4 +1,50 @@
-import type { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { parseRedisUrl } from '../config/redisUrl.js';
+
+/**
+ * Reconnecting to a Sentinel-named master asks a Sentinel where the master is: after a failover
+ * the next attempt finds the promoted replica, so attempts are kept close together.
+ */
+const sentinelMaxReconnectDelayMs = 500;
+
+/**
+ * An ioredis client for REDIS_URL (checked at start by parseRedisUrl): one server as written, or
+ * the master the Sentinels name. ioredis then follows a failover itself: it asks the Sentinels
+ * for the master on every (re)connection, checks the role of what it reached, and (the failover
+ * detector) drops the connection when a Sentinel announces +switch-master, so that a demoted
+ * master still alive is left at once.
+ */
+export function createRedisClient(redisUrl: string, options: RedisOptions): Redis {
+  const target = parseRedisUrl(redisUrl);
+  if (target.mode === 'standalone') return new Redis(target.url, options);
+  const retry = options.retryStrategy;
+  return new Redis({
+    ...options,
+    sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+    name: target.masterName,
+    role: 'master',
+    db: target.db,
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.sentinelUsername === undefined ? {} : { sentinelUsername: target.sentinelUsername }),
+    ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+    failoverDetector: true,
+    // A write refused by a master demoted under this connection: reconnect through the Sentinels.
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
+    retryStrategy:
+      retry === null
+        ? null
+        : (times) => {
+            const delay = typeof retry === 'function' ? retry(times) : times * 100;
+            return typeof delay === 'number' ? Math.min(delay, sentinelMaxReconnectDelayMs) : delay;
+          },
+  });
+}
+
+/** Whether REDIS_URL names Sentinels (a master that may move) rather than one server. */
+export function isSentinelUrl(redisUrl: string): boolean {
+  return parseRedisUrl(redisUrl).mode === 'sentinel';
+}
 
 export type RedisOutageHandlers = {
   /** The connection went down, or its first attempt failed: once per outage, however many reconnects fail. */
@@ -45,10 +91,11 @@ export async function quitRedis(client: Redis): Promise<void> {
   if (client.status === 'ready') {
     try {
       await client.quit();
-      return;
     } catch {
-      // Fall through to a hard disconnect.
+      // A hard disconnect follows in any case.
     }
   }
+  // Also after QUIT: only disconnect closes the Sentinel connections of ioredis's failover
+  // detector, which would otherwise reconnect for ever and keep the process alive.
   client.disconnect();
 }

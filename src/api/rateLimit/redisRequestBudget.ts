@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { redactedUrl } from '../../platform/startupErrors.js';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { redactedRedisUrl } from '../../config/redisUrl.js';
 import type { Logger } from '../../platform/logger.js';
-import { quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
-import { consumeOne, defaultBudgetKeyPrefix, refundOne, type Limit, type Limits, type LimitSpec, type RequestBudget, type RequestBudgetOptions } from './requestBudget.js';
+import { createRedisClient, quitRedis, watchRedisOutages } from '../../platform/redisConnection.js';
+import { createBudgetLedger } from './budgetLedger.js';
+import { attemptConsume, defaultBudgetKeyPrefix, toDecision, type Counted, type Limit, type Limits, type LimitSpec, type RequestBudget, type RequestBudgetOptions } from './requestBudget.js';
 
 // Short so that a request never waits long on a dead or unreachable Redis.
 const connectTimeoutMs = 1000;
@@ -11,12 +12,12 @@ const commandTimeoutMs = 1000;
 const maxReconnectDelayMs = 2000;
 
 /**
- * The request budget shared through Redis (createRequestBudget with a Redis URL), with `insurance`
- * counting per process while Redis cannot be reached.
+ * The request budget shared through Redis (createRequestBudget with a Redis URL), counted in this
+ * process while Redis cannot be reached (see BudgetLedger).
  */
-export function createRedisRequestBudget(options: RequestBudgetOptions & { readonly redisUrl: string }, insurance: RateLimiterMemory): RequestBudget {
+export function createRedisRequestBudget(options: RequestBudgetOptions & { readonly redisUrl: string }): RequestBudget {
   const connection = connectRedis(options.redisUrl, options.logger);
-  const budget = redisLimit(connection, { points: options.pointsPerWindow, windowSeconds: options.windowSeconds, keyPrefix: options.keyPrefix ?? defaultBudgetKeyPrefix }, insurance);
+  const budget = redisLimit(connection, { points: options.pointsPerWindow, windowSeconds: options.windowSeconds, keyPrefix: options.keyPrefix ?? defaultBudgetKeyPrefix });
   return { store: 'redis', ...budget, close: () => connection.close() };
 }
 
@@ -25,27 +26,43 @@ export function createRedisLimits(redisUrl: string, logger: Logger): Limits {
   const connection = connectRedis(redisUrl, logger);
   return {
     store: 'redis',
-    limit: (spec) => redisLimit(connection, spec, new RateLimiterMemory({ points: spec.points, duration: spec.windowSeconds })),
+    limit: (spec) => redisLimit(connection, spec),
     close: () => connection.close(),
   };
 }
 
-function redisLimit(connection: RedisConnection, spec: LimitSpec, insurance: RateLimiterMemory): Limit {
-  const limiter = new RateLimiterRedis({
+function redisLimit(connection: RedisConnection, spec: LimitSpec): Limit {
+  const shared = new RateLimiterRedis({
     storeClient: connection.client,
     points: spec.points,
     duration: spec.windowSeconds,
     keyPrefix: spec.keyPrefix,
-    // Not 'ready' means straight to the insurance limiter, without touching the socket.
+    // Not 'ready' (a failover, an outage) means counting here at once, without touching the socket.
     rejectIfRedisNotReady: true,
-    insuranceLimiter: insurance,
   });
+  const ledger = createBudgetLedger({ points: spec.points, windowSeconds: spec.windowSeconds });
   return {
-    consume: async (key, cost) => {
+    consume: async (key, cost = 1) => {
       await connection.firstAttempt;
-      return consumeOne(limiter, key, spec.points, cost);
+      const owed = ledger.takeOwed(key);
+      let counted: Counted;
+      try {
+        counted = await attemptConsume(shared, key, cost + owed);
+      } catch {
+        // The store failed: what this process granted stays owed, and this request is counted here.
+        ledger.repay(key, owed);
+        return ledger.consume(key, cost);
+      }
+      ledger.observed(key, counted.res.consumedPoints, counted.res.msBeforeNext);
+      return toDecision(counted.allowed, counted.res, spec.points);
     },
-    refund: (key) => refundOne(limiter, key),
+    refund: async (key) => {
+      try {
+        await shared.reward(key, 1);
+      } catch {
+        ledger.refund(key);
+      }
+    },
   };
 }
 
@@ -57,7 +74,7 @@ type RedisConnection = {
 };
 
 function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
-  const client = new Redis(redisUrl, {
+  const client = createRedisClient(redisUrl, {
     enableOfflineQueue: false,
     connectTimeout: connectTimeoutMs,
     commandTimeout: commandTimeoutMs,
@@ -78,7 +95,7 @@ function connectRedis(redisUrl: string, logger: Logger): RedisConnection {
       settleFirstAttempt();
       logger.warn(
         { store: 'redis', err, setting: 'REDIS_URL' },
-        `rate limit store unreachable at REDIS_URL=${redactedUrl(redisUrl)}: request budgets are counted per process until it is back`,
+        `rate limit store unreachable at REDIS_URL=${redactedRedisUrl(redisUrl)}: request budgets are counted per process until it is back`,
       );
     },
     up: (afterOutage) => {

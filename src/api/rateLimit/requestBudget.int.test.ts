@@ -131,10 +131,10 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     await proxy.stop();
     await vi.waitFor(() => expect(log.at(logLevels.warn)).toHaveLength(1));
 
-    // The insurance limiter starts its own count: this process alone allows N while Redis is away.
-    const whileDown = await consumeTimes(budget, 'key-a', 6);
-    expect(whileDown.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
-    expect(whileDown.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
+    // This process counts on from the last count Redis gave (3 of 5): 2 more, not a fresh budget.
+    const whileDown = await consumeTimes(budget, 'key-a', 4);
+    expect(whileDown.map((d) => d.allowed)).toEqual([true, true, false, false]);
+    expect(whileDown.map((d) => d.remaining)).toEqual([1, 0, 0, 0]);
     expect(await admin.get(`${prefix}:key-a`)).toBe('3');
 
     await sleep(500); // several failed reconnects, still a single warning
@@ -145,9 +145,11 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     await vi.waitFor(() => expect(log.at(logLevels.info)).toHaveLength(1), { timeout: 5000 });
     expect(log.at(logLevels.info)[0]).toMatchObject({ store: 'redis' });
 
-    // Back on the shared counter, which continues where Redis left it.
-    expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1 });
-    expect(await admin.get(`${prefix}:key-a`)).toBe('4');
+    // Back on the shared counter, which is given the 2 granted meanwhile with the next request: 3 + 2 + 1 > 5.
+    expect(await budget.consume('key-a')).toMatchObject({ allowed: false, remaining: 0 });
+    expect(await admin.get(`${prefix}:key-a`)).toBe('6');
+    // Another key, unseen while Redis was away, owes nothing.
+    expect(await budget.consume('key-b')).toMatchObject({ allowed: true, remaining: 4 });
     expect(log.at(logLevels.warn)).toHaveLength(1);
 
     await budget.close();
@@ -163,7 +165,7 @@ describe('the request budget when Redis is unreachable from the start', () => {
     budget = undefined;
   });
 
-  test('answers from the per-process insurance limiter with correct counting, and warns once', async () => {
+  test('counts in this process from zero (Redis never answered), and warns once', async () => {
     const log = captureLogs<LogLine>();
     budget = await createRequestBudget({
       pointsPerWindow: 3,

@@ -14,7 +14,7 @@ export type BudgetDecision = {
 };
 
 export type RequestBudget = {
-  /** 'redis' or 'memory' — which store backs it (redis even while temporarily on the insurance limiter). */
+  /** 'redis' or 'memory' — which store backs it (redis even while Redis is away and this process counts alone). */
   readonly store: 'redis' | 'memory';
   /** Spends `cost` units (1 by default); refused, and spent all the same, when fewer are left. */
   consume(budgetKey: string, cost?: number): Promise<BudgetDecision>;
@@ -45,10 +45,8 @@ export async function createRequestBudget(options: RequestBudgetOptions): Promis
   if (!Number.isInteger(windowSeconds) || windowSeconds < 1) {
     throw new RangeError(`windowSeconds must be an integer >= 1, got ${windowSeconds}`);
   }
-  const memory = (): RateLimiterMemory => new RateLimiterMemory({ points: pointsPerWindow, duration: windowSeconds });
-
   if (redisUrl === undefined || redisUrl === '') {
-    const limiter = memory();
+    const limiter = new RateLimiterMemory({ points: pointsPerWindow, duration: windowSeconds });
     return {
       store: 'memory',
       consume: (budgetKey, cost) => consumeOne(limiter, budgetKey, pointsPerWindow, cost),
@@ -59,7 +57,7 @@ export async function createRequestBudget(options: RequestBudgetOptions): Promis
 
   // ioredis (about 12 MB of a process's memory) is loaded only by a process that uses Redis.
   const { createRedisRequestBudget } = await import('./redisRequestBudget.js');
-  return createRedisRequestBudget({ ...options, redisUrl }, memory());
+  return createRedisRequestBudget({ ...options, redisUrl });
 }
 
 /** One limit of a family: `points` per `windowSeconds` per key, counted under `keyPrefix`. */
@@ -108,14 +106,20 @@ export function budgetHeaders(decision: BudgetDecision, windowSeconds: number): 
 }
 
 export async function consumeOne(limiter: RateLimiterAbstract, budgetKey: string, limit: number, cost = 1): Promise<BudgetDecision> {
+  const { allowed, res } = await attemptConsume(limiter, budgetKey, cost);
+  return toDecision(allowed, res, limit);
+}
+
+/** The store's answer to spending `cost` units: allowed or not, with its count. */
+export type Counted = { readonly allowed: boolean; readonly res: RateLimiterRes };
+
+/** Spends `cost` units; rejects only when the store failed. */
+export async function attemptConsume(limiter: RateLimiterAbstract, budgetKey: string, cost: number): Promise<Counted> {
   try {
-    const res = await limiter.consume(budgetKey, cost);
-    return toDecision(true, res, limit);
+    return { allowed: true, res: await limiter.consume(budgetKey, cost) };
   } catch (rejection: unknown) {
     // rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the store failed.
-    if (rejection instanceof RateLimiterRes) {
-      return toDecision(false, rejection, limit);
-    }
+    if (rejection instanceof RateLimiterRes) return { allowed: false, res: rejection };
     throw rejection;
   }
 }
@@ -126,7 +130,7 @@ export async function refundOne(limiter: RateLimiterAbstract, budgetKey: string)
   await limiter.reward(budgetKey, 1).catch(() => undefined);
 }
 
-function toDecision(allowed: boolean, res: RateLimiterRes, limit: number): BudgetDecision {
+export function toDecision(allowed: boolean, res: RateLimiterRes, limit: number): BudgetDecision {
   const remaining = Math.max(0, res.remainingPoints);
   const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   return allowed ? { allowed, limit, remaining, resetSeconds } : { allowed, limit, remaining, resetSeconds, retryAfterSeconds: resetSeconds };
