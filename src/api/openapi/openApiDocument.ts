@@ -172,17 +172,20 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
 
 /**
  * The one server: this deployment. `/v1` is the public API for server-side integrations
- * (`x-internal: false`); a loopback address is a local development server, any other address the
- * live service, whose keys read the workspace's real data.
+ * (`x-internal: false`). A relative `/` is the origin the document was loaded from (OpenAPI 3.1
+ * resolves it against the document's URL); a loopback address is a local development server, any
+ * other address the live service, whose keys read the workspace's real data.
  */
 function serverOf(url: string): { url: string; description: string; 'x-internal': boolean } {
-  const host = URL.canParse(url) ? new URL(url).hostname : '';
-  const local = host === 'localhost' || host === '[::1]' || /^127\./.test(host);
-  return {
-    url,
-    description: local ? 'Local development server (this process).' : 'Production: this deployment at its public address; every key reads real data.',
-    'x-internal': false,
-  };
+  const host = URL.canParse(url) ? new URL(url).hostname : undefined;
+  const local = host === 'localhost' || host === '[::1]' || (host !== undefined && /^127\./.test(host));
+  const description =
+    host === undefined
+      ? 'This service, at the address this document was loaded from (PUBLIC_BASE_URL, when set, is named here instead).'
+      : local
+        ? 'Local development server (this process).'
+        : 'Production: this deployment at its public address; every key reads real data.';
+  return { url, description, 'x-internal': false };
 }
 
 type ProblemSchema = ReturnType<typeof problemSchemaFor>;
