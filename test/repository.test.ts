@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +113,11 @@ describe('the repository as a reader finds it', () => {
     const ports = served.map((line) => /--port (\d+)/.exec(line)?.[1]);
     expect(ports.filter((port) => port === undefined)).toEqual([]);
     expect(new Set(ports).size).toBe(ports.length);
+  });
+
+  test("git ignores what the README's steps leave in the repository: seed.json and the client's packed tarball", () => {
+    const ignored = execFileSync('git', ['check-ignore', '--no-index', 'seed.json', 'dental-supply-read-api-client-1.0.0.tgz', 'clients/typescript/dental-supply-read-api-client-1.0.0.tgz'], { cwd: root, encoding: 'utf8' });
+    expect(ignored.trim().split('\n')).toEqual(['seed.json', 'dental-supply-read-api-client-1.0.0.tgz', 'clients/typescript/dental-supply-read-api-client-1.0.0.tgz']);
   });
 
   test('the link reader finds inline, image and reference links and skips code', () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +61,37 @@ const resolutions = {
   node10: { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true },
 } as const;
 
+/**
+ * What the README's snippets take as given (its text names them): a client, and the integrator's
+ * own cursor store and upsert. Snippets that make their own client get none of it.
+ */
+const snippetPrelude = `import type { OrderListItem, ReadApiClient } from '@dental-supply/read-api-client';
+declare const client: ReadApiClient;
+declare function loadCursor(): Promise<string | undefined>;
+declare function saveCursor(cursor: string): Promise<void>;
+declare function upsert(order: OrderListItem): Promise<void>;
+`;
+
+/** The TypeScript code blocks of a Markdown text. */
+function typeScriptBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
+}
+
+/** The source maps of an installed package whose sources are neither in the package nor in the map itself. */
+async function unresolvedSourceMaps(packageDir: string): Promise<string[]> {
+  const entries = await readdir(packageDir, { recursive: true });
+  const maps = entries.filter((entry) => entry.endsWith('.map'));
+  const missing: string[] = [];
+  for (const map of maps) {
+    const parsed = JSON.parse(await readFile(path.join(packageDir, map), 'utf8')) as { sourceRoot?: string; sources: string[]; sourcesContent?: (string | null)[] };
+    parsed.sources.forEach((source, index) => {
+      const inline = typeof parsed.sourcesContent?.[index] === 'string';
+      if (!inline && !existsSync(path.resolve(path.dirname(path.join(packageDir, map)), parsed.sourceRoot ?? '', source))) missing.push(`${map}: ${source}`);
+    });
+  }
+  return missing;
+}
+
 let bed: ApiTestBed;
 let key: string;
 let scratch: string;
@@ -94,8 +126,13 @@ describe('the client as a package (npm pack, installed into a project outside th
 
     await writeFile(path.join(scratch, 'package.json'), JSON.stringify({ name: 'erp-connector', private: true, type: 'module' }));
     await run('npm', ['install', path.join(scratch, filename), '@types/node@20', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: scratch, timeout: 180_000 });
-    const installed = JSON.parse(await readFile(path.join(scratch, 'node_modules/@dental-supply/read-api-client/package.json'), 'utf8')) as { private?: boolean; version: string };
+    const installedDir = path.join(scratch, 'node_modules/@dental-supply/read-api-client');
+    const installed = JSON.parse(await readFile(path.join(installedDir, 'package.json'), 'utf8')) as { private?: boolean; version: string; scripts?: Record<string, string> };
     expect(installed.private).toBeUndefined();
+    // Nothing runs when a consumer installs it (npm warns of install scripts), and its source maps lead somewhere.
+    expect.soft(Object.keys(installed.scripts ?? {}).filter((script) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(script))).toEqual([]);
+    expect(shipped.filter((file) => file.endsWith('.map')).length).toBeGreaterThan(0);
+    expect.soft(await unresolvedSourceMaps(installedDir)).toEqual([]);
     await writeFile(path.join(scratch, 'consumer.ts'), consumer);
     await writeFile(path.join(scratch, 'requirer.cjs'), requirer);
     expect(consumer.split('\n').length).toBeLessThanOrEqual(35);
@@ -117,6 +154,19 @@ describe('the client as a package (npm pack, installed into a project outside th
       const compilerOptions = { target: 'es2022', strict: true, skipDefaultLibCheck: true, lib: ['es2022', 'dom'], types: [], noEmit: true, ...resolutions[name] };
       expect(await typeCheck(`tsconfig.declarations-${name}.json`, { compilerOptions, files: ['declarations.ts'] }), name).toBe('');
     }
+
+    // Every snippet of the README, as shipped, type-checks under strict in the consumer's project.
+    const snippets = typeScriptBlocks(await readFile(path.join(installedDir, 'README.md'), 'utf8'));
+    expect(snippets.length).toBeGreaterThanOrEqual(3);
+    const snippetFiles = await Promise.all(
+      snippets.map(async (snippet, index) => {
+        const file = `readme-snippet-${index + 1}.ts`;
+        await writeFile(path.join(scratch, file), `${snippet.includes('createClient(') ? '' : snippetPrelude}${snippet}export {};\n`);
+        return file;
+      }),
+    );
+    const snippetOptions = { target: 'es2022', strict: true, noUncheckedIndexedAccess: true, skipLibCheck: true, types: ['node'], noEmit: true, ...resolutions.node16 };
+    expect.soft(await typeCheck('tsconfig.snippets.json', { compilerOptions: snippetOptions, files: snippetFiles })).toBe('');
 
     const tenant = bed.tenants[0];
     if (!tenant) throw new Error('no tenant');
