@@ -443,6 +443,54 @@ describe('watch', () => {
     }
   });
 
+  /** A fetch whose first answer on `path` is a 503 problem document; the others reach the service. */
+  function failingFirstOn(path: string) {
+    let failed = false;
+    return recordingFetch((request, response) => {
+      if (failed || new URL(request.url).pathname !== path) return response;
+      failed = true;
+      const problem = { type: `${testErrorTypeBase}/common.service_unavailable`, title: 'Unavailable', status: 503, detail: 'try later', instance: path, code: 'common.service_unavailable', requestId: 'r' };
+      return new Response(JSON.stringify(problem), { status: 503, headers: { 'content-type': 'application/problem+json' } });
+    });
+  }
+
+  test('orders with reportExisting false: a first poll that failed is no poll; the next learns what exists and reports nothing, later ones report changes', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: failingFirstOn('/v1/orders/changes').fetch });
+    const changes: RecordChange<OrderListItem>[] = [];
+    const errors: unknown[] = [];
+    const watcher = client.watch.orders({ intervalMs: 60_000, reportExisting: false, onError: (error) => errors.push(error), onChange: (change) => void changes.push(change) });
+    try {
+      await vi.waitFor(() => expect(watcher.polls).toBe(1), { timeout: 20_000 });
+      expect(errors).toEqual([expect.objectContaining({ code: 'common.service_unavailable' })]);
+      expect(watcher.cursor).toBeUndefined();
+      await watcher.poll();
+      expect(changes).toEqual([]);
+      expect(watcher.cursor).toEqual(expect.any(String));
+      const placed = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+      await bed.settle();
+      await watcher.poll();
+      expect(changes.map((change) => [change.kind, change.record.orderId])).toEqual([['changed', placed.orderId]]);
+    } finally {
+      await watcher.stop();
+    }
+  });
+
+  test('exceptions with reportExisting false: a first poll that failed is no poll; the next reports nothing', async () => {
+    const client = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: failingFirstOn('/v1/analytics/exceptions').fetch });
+    const changes: unknown[] = [];
+    const errors: unknown[] = [];
+    const watcher = client.watch.exceptions({ intervalMs: 60_000, reportExisting: false, onError: (error) => errors.push(error), onChange: (change) => void changes.push(change) });
+    try {
+      await vi.waitFor(() => expect(watcher.polls).toBe(1), { timeout: 20_000 });
+      expect(errors).toHaveLength(1);
+      await watcher.poll();
+      expect((await client.get('/v1/analytics/exceptions')).exceptions.length).toBeGreaterThan(0);
+      expect(changes).toEqual([]);
+    } finally {
+      await watcher.stop();
+    }
+  });
+
   test('exceptions: every exception once as new, nothing more while nothing changes', async () => {
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
     const changes: unknown[] = [];
