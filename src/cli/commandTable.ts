@@ -42,7 +42,7 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
     notes: ['Every role serves /healthz, /readyz and /metrics. Stops cleanly on SIGINT or SIGTERM.'],
   },
   migrate: {
-    summary: `Applies the database migrations (migrations/). ${prints('{ database, applied, current }')}`,
+    summary: `Applies the database migrations (migrations/) not applied yet. ${prints('{ engine, database, [dataDir,] applied, current }')}`,
     options: {},
   },
   seed: {
@@ -90,7 +90,7 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
         options: { workspace, order: { type: 'string', value: 'O', required: true, description: 'the order id' } },
       },
       'place-order': {
-        summary: `Drafts and submits a new order at a clinic. ${prints('{ orderId }')}`,
+        summary: `Drafts and submits a new order at a clinic. ${prints('{ orderId, number }')}`,
         options: { workspace, clinic: { type: 'string', value: 'C', description: 'the clinic id (default the workspace\'s first clinic)' } },
       },
       'sign-in-code': {
