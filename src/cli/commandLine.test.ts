@@ -73,6 +73,24 @@ describe('supply-api --help', () => {
     }
   });
 
+  test('an option without its value, or with a negative number, is one line naming the option and what it takes, exit 2', async () => {
+    const cases: [readonly string[], string][] = [
+      [['projections', 'wait', '--timeout', '-5'], 'supply-api: --timeout must be a whole number from 0 to 86400 (got "-5")'],
+      [['projections', 'wait', '--timeout=-5'], 'supply-api: --timeout must be a whole number from 0 to 86400 (got "-5")'],
+      [['seed', '--tenants', '-1'], 'supply-api: --tenants must be a whole number'],
+      [['projections', 'wait', '--timeout'], 'supply-api: --timeout needs a value (--timeout S); usage: supply-api projections wait [--timeout S]'],
+      [['projections', 'wait', '--timeout', '--json'], 'supply-api: --timeout needs a value (--timeout S); usage: supply-api projections wait [--timeout S]'],
+      [['projections', 'wait', '--nope'], 'supply-api: unknown option --nope; usage: supply-api projections wait [--timeout S]'],
+      [['projections', 'status', '--json=yes'], 'supply-api: --json takes no value; usage: supply-api projections status [--json]'],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.err.trim(), argv.join(' ')).toContain(message);
+      expect(result.err.trim().split('\n'), argv.join(' ')).toHaveLength(1);
+    }
+  });
+
   test('scopes no key can hold are not offered, and asking for them is a usage error', async () => {
     for (const scopes of ['bogus:read', 'orders.value:read', 'orders.patient_ref:read', ',']) {
       const result = await run(['keys', 'issue', '--workspace', 'w', '--member', 'm', '--scopes', scopes]);

@@ -29,7 +29,7 @@ const workspace: OptionSpec = { type: 'string', value: 'W', required: true, desc
 const member: OptionSpec = { type: 'string', value: 'M', required: true, description: 'the member id, e.g. from seed' };
 const prints = (what: string) => `Prints ${what} on stdout.`;
 
-const seedScales = 'small (the demo, about 7 600 events for 2 workspaces over 90 days), medium (about 105 000) or large (about 1 080 000)';
+const seedScales = 'small (the demo: about 4 000 events a workspace, 7 000 to 8 100 for 2 workspaces over 90 days), medium (100 000 to 115 000 in all) or large (1 000 000 to 1 100 000 in all)';
 
 export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> = {
   serve: {
@@ -42,7 +42,7 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
     notes: ['Every role serves /healthz, /readyz and /metrics. Stops cleanly on SIGINT or SIGTERM.'],
   },
   migrate: {
-    summary: `Applies the database migrations (migrations/). ${prints('{ database, applied, current }')}`,
+    summary: `Applies the database migrations (migrations/) not applied yet. ${prints('{ engine, database, [dataDir,] applied, current }')}`,
     options: {},
   },
   seed: {
@@ -90,7 +90,7 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
         options: { workspace, order: { type: 'string', value: 'O', required: true, description: 'the order id' } },
       },
       'place-order': {
-        summary: `Drafts and submits a new order at a clinic. ${prints('{ orderId }')}`,
+        summary: `Drafts and submits a new order at a clinic. ${prints('{ orderId, number }')}`,
         options: { workspace, clinic: { type: 'string', value: 'C', description: 'the clinic id (default the workspace\'s first clinic)' } },
       },
       'sign-in-code': {

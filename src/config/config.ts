@@ -145,6 +145,9 @@ const environmentSchema = z.object({
   TRUST_PROXY: trustProxySetting,
 });
 
+/** The names of every setting the environment may hold. */
+export const settingNames: readonly string[] = Object.freeze(Object.keys(environmentSchema.shape));
+
 export type Config = Readonly<{
   port: number;
   databaseUrl: string | undefined;

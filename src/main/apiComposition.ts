@@ -69,7 +69,9 @@ export async function composeApi(
   logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
   const clock = options.clock ?? systemClock;
   const cursors = createCursorCodec(secret);
-  const openApi = buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? options.serverUrl, errorTypeBase: config.errorTypeBase });
+  // Without PUBLIC_BASE_URL the document names no host: `/` is the origin it was loaded from
+  // (localhost, 127.0.0.1, a tunnel), which is where /docs, held to its own origin, sends requests.
+  const openApi = buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? '/', errorTypeBase: config.errorTypeBase });
   const publicBaseUrl = config.publicBaseUrl;
   const baseUrl = publicBaseUrl === undefined ? (options.currentServerUrl ?? (() => options.serverUrl)) : () => publicBaseUrl;
   const assistantAvailable = mayIssueFor(baseUrl());

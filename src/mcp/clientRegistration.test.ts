@@ -15,6 +15,10 @@ describe('redirect URIs a client may register', () => {
     ['https://user:pass@example.com/cb', /user name or password/],
     ['/relative/cb', /absolute URL/],
     [`https://example.com/${'a'.repeat(1000)}`, /longer than 1000/],
+    // Hosts the URL parser lets through that would break out of the sign-in page's CSP header.
+    ["https://app.example;script-src'unsafe-inline'/cb", /not a DNS name or an IP address/],
+    ['https://a*b.example/cb', /not a DNS name or an IP address/],
+    ['https://a,b.example/cb', /not a DNS name or an IP address/],
   ])('%s is refused: %s', (uri, reason) => {
     expect(redirectUriProblem(uri)).toMatch(reason);
   });

@@ -16,9 +16,16 @@ export const registrationBounds = {
 } as const;
 
 /**
+ * A host name as DNS and IP addresses write it (after the URL parser's lower-casing and punycode):
+ * what a `Content-Security-Policy` source can hold as it is (see signInPagePolicy). The URL parser
+ * lets through `;`, `'`, `*` and more, which are no host any client listens on.
+ */
+export const plainHostname = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/;
+
+/**
  * Why a redirect URI is refused, or undefined when it is acceptable: `https`, or `http` on a
  * loopback host (OAuth 2.1 §2.3.1; the MCP authorization specification's "Communication
- * Security"), with no fragment (RFC 6749 §3.1.2) and no user name or password.
+ * Security"), with no fragment (RFC 6749 §3.1.2), no user name or password, and a plain host.
  */
 export function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > registrationBounds.uriLength) return `is longer than ${registrationBounds.uriLength} characters`;
@@ -26,9 +33,10 @@ export function redirectUriProblem(uri: string): string | undefined {
   const url = new URL(uri);
   if (uri.includes('#')) return 'has a fragment (#…), which a redirect URI must not have';
   if (url.username !== '' || url.password !== '') return 'carries a user name or password';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:') return isLoopbackUrl(url) ? undefined : 'uses plain http on a host other than localhost, 127.0.0.1 or [::1]; use https';
-  return `uses the scheme ${url.protocol.slice(0, 20)} where only https (or http on a loopback host) is accepted`;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `uses the scheme ${url.protocol.slice(0, 20)} where only https (or http on a loopback host) is accepted`;
+  if (!plainHostname.test(url.hostname)) return 'has a host that is not a DNS name or an IP address (letters, digits, hyphens and dots)';
+  if (url.protocol === 'http:' && !isLoopbackUrl(url)) return 'uses plain http on a host other than localhost, 127.0.0.1 or [::1]; use https';
+  return undefined;
 }
 
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);

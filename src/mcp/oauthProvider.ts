@@ -28,7 +28,7 @@ import {
   type ClientRow,
   type GrantRow,
 } from './oauthStore.js';
-import { renderSignInPage } from './signInPage.js';
+import { renderSignInPage, signInPagePolicy } from './signInPage.js';
 import type { McpPrincipal } from './mcpPrincipal.js';
 
 export const accessTokenSeconds = 15 * 60;
@@ -125,7 +125,7 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
       };
       const page = (status: number, error?: string) => {
         response.status(status);
-        response.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'");
+        response.set('Content-Security-Policy', signInPagePolicy(params.redirectUri));
         response.set('X-Frame-Options', 'DENY');
         response.type('html').send(
           renderSignInPage({

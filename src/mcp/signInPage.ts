@@ -1,3 +1,5 @@
+import { plainHostname } from './clientRegistration.js';
+
 /** What each scope lets an assistant read, in the words a member signing in would use. */
 export const scopeDescriptions: Readonly<Record<string, string>> = {
   'clinics:read': 'clinics and warehouses',
@@ -13,6 +15,25 @@ const escapes: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => escapes[character] ?? character);
+}
+
+/**
+ * The Content-Security-Policy of the sign-in page: nothing loaded but its inline style, never
+ * framed, and its form may go to this origin and to the origin of the redirect URI the request
+ * named (already checked against the client's registered ones). Chromium applies `form-action`
+ * to the redirects that answer a form's POST, and the answer to this one is the redirect to the
+ * client, on another origin (the MCP Inspector, mcp-remote or Claude, on their own ports or
+ * sites): with `'self'` alone the browser refuses it and the member is left on the page. The
+ * origin only: CSP ignores the path of a redirect's target. CSP sources have no IPv6 literal
+ * (Chromium drops `http://[::1]:6274` as invalid), so for one the scheme stands in. A host that
+ * could break out of the header is refused at registration (`plainHostname`); an older one that
+ * does anyway adds nothing.
+ */
+export function signInPagePolicy(redirectUri: string): string {
+  const url = URL.canParse(redirectUri) ? new URL(redirectUri) : undefined;
+  const web = url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && plainHostname.test(url.hostname);
+  const target = !web ? '' : url.hostname.startsWith('[') ? ` ${url.protocol}` : ` ${url.origin}`;
+  return `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'${target}`;
 }
 
 /** Longest client name the page shows (registration refuses longer ones; older rows may hold more). */

@@ -25,7 +25,7 @@ export type ProblemCode = keyof typeof problemStatuses;
 export const problemCodes = Object.keys(problemStatuses) as ProblemCode[];
 
 /** Why a request was invalid: each has a detail that helps the caller fix it (in the catalogue). */
-export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'date_plus', 'window', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body', 'parameters'] as const;
+export const invalidRequestCauses = ['parameter', 'repeated', 'limit', 'cursor', 'status', 'metric', 'date', 'date_plus', 'window', 'window_range', 'window_length', 'granularity', 'period', 'http', 'body_fields', 'body', 'parameters'] as const;
 export type InvalidRequestCause = (typeof invalidRequestCauses)[number];
 
 /**

@@ -10,6 +10,11 @@ import { sql } from './sql.js';
 /** migrations/ of the package, from src/platform/ or from its compiled copy in dist/src/platform/ (bin/build.js). */
 export const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/src/platform/') ? '../../../migrations/' : '../../migrations/', import.meta.url));
 
+/** The name of the database a pool is connected to (what an operator sees in `psql -l`). */
+export async function databaseName(pool: DatabasePool): Promise<string> {
+  return pool.oneFirst(sql.type(z.object({ name: z.string() }))`SELECT current_database() AS name`);
+}
+
 /** Arbitrary but fixed: every process that migrates serialises on this advisory lock. */
 const migrationLockKey = 727_310_001;
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { runCli, startCli } from '../support/cli.js';
+import { loadMigrations } from '../../src/platform/migrate.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
 import { services } from '../support/services.js';
 
@@ -113,7 +114,10 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
   test('migrate, seed, then issue, list and revoke a key', async () => {
     const migrated = await runCli(['migrate'], env);
     expect(migrated.code, migrated.stderr).toBe(0);
-    expect(JSON.parse(migrated.stdout)).toMatchObject({ database: 'postgres', applied: expect.arrayContaining([1, 2]) });
+    const current = (await loadMigrations()).length;
+    expect(JSON.parse(migrated.stdout)).toEqual({ engine: 'postgres', database: new URL(database.url).pathname.slice(1), applied: Array.from({ length: current }, (_, index) => index + 1), current });
+    const remigrated = await runCli(['migrate'], env);
+    expect(JSON.parse(remigrated.stdout)).toEqual({ engine: 'postgres', database: new URL(database.url).pathname.slice(1), applied: [], current });
 
     const seeded = await runCli(['seed', '--tenants', '2', '--seed', '7', '--as-of', asOf], env);
     expect(seeded.code, seeded.stderr).toBe(0);
@@ -141,6 +145,11 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
     const revoked = await runCli(['keys', 'revoke', '--prefix', key.prefix], env);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ prefix: key.prefix, status: 'revoked' });
+
+    // As the README says: { "orderId", "number" }.
+    const placed = await runCli(['console', 'place-order', '--workspace', tenant.workspaceId], env);
+    expect(placed.code, placed.stderr).toBe(0);
+    expect(JSON.parse(placed.stdout)).toEqual({ orderId: expect.any(String) as unknown, number: expect.any(Number) as unknown });
   });
 
   test('a key cannot carry a scope no key may hold, nor be issued for a stranger', async () => {
@@ -161,7 +170,7 @@ describe('the command line on embedded PGlite', () => {
     const env = { DATA_DIR: dataDir() };
     const migrated = await runCli(['migrate'], env);
     expect(migrated.code, migrated.stderr).toBe(0);
-    expect(JSON.parse(migrated.stdout)).toMatchObject({ database: 'pglite' });
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ engine: 'pglite', database: 'postgres', dataDir: dataDir(), current: (await loadMigrations()).length });
 
     const seeded = await runCli(['seed', '--tenants', '2', '--seed', '7', '--as-of', asOf], env);
     expect(seeded.code, seeded.stderr).toBe(0);

@@ -186,6 +186,9 @@ describe('signed in as the owner', () => {
       instance: '/mcp#getMetric',
     });
     expect(await problemOf(client, 'getConsumptionTrend', { from: '2024-01-01', to: '2026-01-01' })).toMatchObject({ code: 'common.invalid_request' });
+    for (const [from, to] of [['0000-01-01', '0000-01-05'], ['0000-12-30', '0001-01-02'], ['9999-12-30', '9999-12-31T23:59:59.999999999Z']]) {
+      expect(await problemOf(client, 'getConsumptionTrend', { from, to })).toMatchObject({ code: 'common.invalid_request', status: 400, instance: '/mcp#getConsumptionTrend' });
+    }
   });
 
   test('unknown tools and arguments that do not match the schema give isError with a plain text message', async () => {

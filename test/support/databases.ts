@@ -9,6 +9,7 @@ import { migrate } from '../../src/platform/migrate.js';
 import { openEmbeddedDatabase } from '../../src/platform/pgliteHost.js';
 import { sql } from '../../src/platform/sql.js';
 import { testPostgresAdminUrl } from './services.js';
+import { testDatabasePrefix } from './testDatabaseCleanup.js';
 
 export const silentLogger: Logger = createLogger('silent');
 
@@ -29,7 +30,8 @@ function databaseUrl(name: string): string {
 
 /** A fresh, migrated Postgres database of its own, dropped on close. */
 export async function createPostgresTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
-  const name = `supply_test_${randomBytes(6).toString('hex')}`;
+  // The run's prefix (globalSetup), so that an interrupted run drops what its tests left.
+  const name = `${process.env.TEST_DATABASE_PREFIX ?? testDatabasePrefix}${randomBytes(6).toString('hex')}`;
   const admin = await createDatabasePool(testPostgresAdminUrl, 1);
   await admin.query(sql.typeAlias('void')`CREATE DATABASE ${sql.identifier([name])}`);
   const url = databaseUrl(name);

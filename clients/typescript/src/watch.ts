@@ -8,9 +8,9 @@ type Schemas = components['schemas'];
 export type AnalyticsException = Schemas['AnalyticsException'];
 
 /**
- * A record of a change feed: `existing` on the first poll of a watcher started without a cursor
- * (what there is), `changed` afterwards (created or changed since the previous poll), each in its
- * current form.
+ * A record of a change feed: `existing` while a watcher started without a cursor has none yet
+ * (what there is: its first poll that went through the feed), `changed` afterwards (created or
+ * changed since the previous poll), each in its current form.
  */
 export type RecordChange<R> = { readonly kind: 'existing' | 'changed'; readonly record: R };
 
@@ -24,7 +24,7 @@ type CommonWatchOptions<C> = {
   readonly intervalMs?: number;
   /** A poll that failed (the watcher goes on); default: `console.error`. */
   readonly onError?: (error: unknown) => void;
-  /** false: the first poll only learns what exists and reports nothing (default true). */
+  /** false: the first poll that succeeds only learns what exists and reports nothing (default true). */
   readonly reportExisting?: boolean;
 };
 
@@ -76,10 +76,11 @@ export function watchBalances(api: LooseApi, options: BalancesWatchOptions): Fee
  */
 function watchFeed<R>(api: LooseApi, path: string, options: ChangeWatchOptions<R>): FeedWatcher {
   let cursor = options.cursor;
-  const fromStart = cursor === undefined;
-  const watcher = startWatcher(options, async (firstPoll) => {
+  const watcher = startWatcher(options, async () => {
     const sync = syncChanges<R>(api, path, { cursor });
-    const existing = firstPoll && fromStart;
+    // Until a poll has gone through the feed (a cursor), what it gives is what exists: a poll that
+    // failed, or whose handler threw, learnt nothing.
+    const existing = cursor === undefined;
     for await (const record of sync) {
       if (!existing) await options.onChange({ kind: 'changed', record });
       else if (options.reportExisting !== false) await options.onChange({ kind: 'existing', record });
@@ -107,12 +108,14 @@ export function watchExceptions(api: LooseApi, options: ExceptionsWatchOptions):
   const query = filters({ catalogItemId: options.catalogItemId });
   const seen = new Set<string>();
   let total: number | undefined;
-  return startWatcher(options, async (firstPoll) => {
+  return startWatcher(options, async () => {
     const report = (await reader.read('/v1/analytics/exceptions', query)) as Schemas['ExceptionsReport'];
+    // Until a poll has gone through a report (a total), its exceptions are what exists.
+    const existing = total === undefined;
     for (const record of report.exceptions) {
       const key = `${record.metric}\n${record.drillDownId}`;
       if (seen.has(key)) continue;
-      if (!firstPoll || options.reportExisting !== false) await options.onChange({ kind: 'new', record });
+      if (!existing || options.reportExisting !== false) await options.onChange({ kind: 'new', record });
       seen.add(key);
     }
     if (total !== undefined && total !== report.total) await options.onChange({ kind: 'total', total: report.total, previousTotal: total });
@@ -145,7 +148,7 @@ function conditionalReader(api: LooseApi) {
   };
 }
 
-function startWatcher<C>(options: CommonWatchOptions<C>, pollOnce: (firstPoll: boolean) => Promise<void>): Watcher {
+function startWatcher<C>(options: CommonWatchOptions<C>, pollOnce: () => Promise<void>): Watcher {
   const intervalMs = options.intervalMs ?? 30_000;
   const onError = options.onError ?? ((error: unknown) => console.error('watch: poll failed', error));
   const stopping = new AbortController();
@@ -154,7 +157,7 @@ function startWatcher<C>(options: CommonWatchOptions<C>, pollOnce: (firstPoll: b
   const poll = (): Promise<void> => {
     const run = queue.then(async () => {
       try {
-        await pollOnce(polls === 0);
+        await pollOnce();
       } finally {
         polls += 1;
       }

@@ -443,6 +443,38 @@ describe('watch', () => {
     }
   });
 
+  test('reportExisting false: a first poll that failed is no poll; the next learns what exists and reports nothing, later ones report changes', async () => {
+    // Each watcher's first request to its feed answers 503; the others reach the service.
+    const failingFirst = (path: string) => {
+      let failed = false;
+      return recordingFetch((request, response) => {
+        if (failed || new URL(request.url).pathname !== path) return response;
+        failed = true;
+        const problem = { type: `${testErrorTypeBase}/common.service_unavailable`, title: 'Unavailable', status: 503, detail: 'later', instance: path, code: 'common.service_unavailable', requestId: 'r' };
+        return new Response(JSON.stringify(problem), { status: 503, headers: { 'content-type': 'application/problem+json' } });
+      }).fetch;
+    };
+    const changes: unknown[] = [];
+    const errors: unknown[] = [];
+    const options = { intervalMs: 60_000, reportExisting: false, onError: (error: unknown) => errors.push(error), onChange: (change: unknown) => void changes.push(change) };
+    const orders = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: failingFirst('/v1/orders/changes') }).watch.orders(options);
+    const exceptions = createClient({ baseUrl: bed.baseUrl, apiKey: key, fetch: failingFirst('/v1/analytics/exceptions') }).watch.exceptions(options);
+    try {
+      await vi.waitFor(() => expect([orders.polls, exceptions.polls]).toEqual([1, 1]), { timeout: 20_000 });
+      expect(errors).toEqual([expect.objectContaining({ code: 'common.service_unavailable' }), expect.objectContaining({ code: 'common.service_unavailable' })]);
+      expect(orders.cursor).toBeUndefined();
+      await Promise.all([orders.poll(), exceptions.poll()]);
+      expect(changes).toEqual([]);
+      expect((await createClient({ baseUrl: bed.baseUrl, apiKey: key }).get('/v1/analytics/exceptions')).exceptions.length).toBeGreaterThan(0);
+      const placed = await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+      await bed.settle();
+      await orders.poll();
+      expect(changes).toEqual([{ kind: 'changed', record: expect.objectContaining({ orderId: placed.orderId }) }]);
+    } finally {
+      await Promise.all([orders.stop(), exceptions.stop()]);
+    }
+  });
+
   test('exceptions: every exception once as new, nothing more while nothing changes', async () => {
     const client = createClient({ baseUrl: bed.baseUrl, apiKey: key });
     const changes: unknown[] = [];

@@ -102,7 +102,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Box record**: \`serials\` are the serials registered with the box; \`expiresOn\` is a calendar date.
 - **Fulfillment statuses**: \`dispatched\`, \`in_transit\`, \`exception\`, \`delivered\`, \`received\`, \`partially_received\`, \`closed\`.
 - **Analytics metric keys**: ${codeList(stateMetrics)} (state at \`asOf\`) and ${codeList(windowMetrics)} (over a window). Each has a \`definition\` and a \`definitionVersion\`. The single-metric answer has \`value\` (the headline figure) and \`breakdown\` (rows of a multi-row metric, each with \`dimension\` and a localized \`label\`).
-- **Analytics windows** are whole UTC days. \`from\` and \`to\` take ISO 8601 complete dates (calendar \`2026-10-01\`, week \`2026-W40-4\` or ordinal \`2026-274\`; extended or basic format, not mixed), optionally with a time of day of at least hours and minutes and \`Z\` or an offset (without one, UTC), exactly the parameters' \`pattern\`; reduced precision (\`2026-10\`), hours alone and \`24:00\` are refused. They name instants (write an offset's \`+\` as \`%2B\`); \`from\` must be earlier than \`to\`. The window is the smallest run of whole UTC days covering [\`from\`, \`to\`): it starts at 00:00 UTC of the UTC day holding \`from\` and ends at \`to\` when that is 00:00 UTC, otherwise at the 00:00 UTC after it (so \`2026-11-01T14:30:00+02:00\` as \`from\` starts the window at \`2026-11-01T00:00:00Z\`, and as \`to\` ends it at \`2026-11-02T00:00:00Z\`). The answer's \`window\` gives the days used, and the 366-day limit of the consumption trend applies to them. Without them, the 30 UTC days ending with today (today so far included). State metrics validate \`from\`/\`to\` and are not changed by them. The briefing's \`daily\` period is today so far, \`weekly\` today and the six days before.
+- **Analytics windows** are whole UTC days. \`from\` and \`to\` take ISO 8601 complete dates (calendar \`2026-10-01\`, week \`2026-W40-4\` or ordinal \`2026-274\`; extended or basic format, not mixed), optionally with a time of day of at least hours and minutes and \`Z\` or an offset (without one, UTC), exactly the parameters' \`pattern\`; reduced precision (\`2026-10\`), hours alone and \`24:00\` are refused. They name instants (write an offset's \`+\` as \`%2B\`); \`from\` must be earlier than \`to\`. The window is the smallest run of whole UTC days covering [\`from\`, \`to\`): it starts at 00:00 UTC of the UTC day holding \`from\` and ends at \`to\` when that is 00:00 UTC, otherwise at the 00:00 UTC after it (so \`2026-11-01T14:30:00+02:00\` as \`from\` starts the window at \`2026-11-01T00:00:00Z\`, and as \`to\` ends it at \`2026-11-02T00:00:00Z\`). The answer's \`window\` gives the days used; they must lie between \`0001-01-01T00:00:00Z\` and \`9999-12-31T00:00:00Z\` (a window reaching outside, such as \`from=0000-12-30\` or \`to=9999-12-31T12:00:00Z\`, is 400 \`common.invalid_request\`: Postgres has no year 0, and a later end has no four-digit year), and the 366-day limit of the consumption trend applies to them. Without them, the 30 UTC days ending with today (today so far included). State metrics validate \`from\`/\`to\` and are not changed by them. The briefing's \`daily\` period is today so far, \`weekly\` today and the six days before.
 - **Approval-backlog, cycle-time and clinic comparison** take no parameters; cycle time covers the default window (\`GET /v1/analytics/metrics/ORDER_CYCLE_TIME\` takes another). Consumption-trend points are sparse (periods without consumption are left out) and weeks are ISO weeks clipped to the window.
 - **Exceptions**: \`drillDownType\` is \`order\`, \`fulfillment\`, \`box\` or \`catalog_item\`; \`reference\` has one shape per \`metric\`; priorities are fixed per kind (delivery exception 90, expired stock 80, expiring within 7 days 70, stock-out 65, low stock 55, receipt discrepancy 50, expiring later 45, approval waiting 72 h or more 40, other approvals 30), ties broken by \`detectedAt\` then \`drillDownId\`. Each exception's \`evidenceId\` is that of its metric.
 - **Scan caps** behind \`truncated\`, configurable per deployment: exceptions listed (default 500), clinics compared (1000), daily consumption rows read (20 000), rows counted by a count metric (100 000), pending approvals read for the backlog (100 000). When a cap is reached, counts are lower bounds and lists a prefix in their documented order.
@@ -172,17 +172,20 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
 
 /**
  * The one server: this deployment. `/v1` is the public API for server-side integrations
- * (`x-internal: false`); a loopback address is a local development server, any other address the
- * live service, whose keys read the workspace's real data.
+ * (`x-internal: false`). A relative `/` is the origin the document was loaded from (OpenAPI 3.1
+ * resolves it against the document's URL); a loopback address is a local development server, any
+ * other address the live service, whose keys read the workspace's real data.
  */
 function serverOf(url: string): { url: string; description: string; 'x-internal': boolean } {
-  const host = URL.canParse(url) ? new URL(url).hostname : '';
-  const local = host === 'localhost' || host === '[::1]' || /^127\./.test(host);
-  return {
-    url,
-    description: local ? 'Local development server (this process).' : 'Production: this deployment at its public address; every key reads real data.',
-    'x-internal': false,
-  };
+  const host = URL.canParse(url) ? new URL(url).hostname : undefined;
+  const local = host === 'localhost' || host === '[::1]' || (host !== undefined && /^127\./.test(host));
+  const description =
+    host === undefined
+      ? 'This service, at the address this document was loaded from (PUBLIC_BASE_URL, when set, is named here instead).'
+      : local
+        ? 'Local development server (this process).'
+        : 'Production: this deployment at its public address; every key reads real data.';
+  return { url, description, 'x-internal': false };
 }
 
 type ProblemSchema = ReturnType<typeof problemSchemaFor>;

@@ -188,6 +188,11 @@ export const invalidRequestDetails = {
     es: 'El parámetro de consulta "from" debe ser anterior a "to".',
     pt: 'O parâmetro de consulta "from" deve ser anterior a "to".',
   },
+  window_range: {
+    en: 'The window from "from" to "to", in whole UTC days, must lie between 0001-01-01T00:00:00Z and 9999-12-31T00:00:00Z.',
+    es: 'La ventana de "from" a "to", en días UTC completos, debe estar entre 0001-01-01T00:00:00Z y 9999-12-31T00:00:00Z.',
+    pt: 'A janela de "from" a "to", em dias UTC completos, deve estar entre 0001-01-01T00:00:00Z e 9999-12-31T00:00:00Z.',
+  },
   window_length: {
     en: 'The window from "from" to "to" must be at most 366 days.',
     es: 'La ventana de "from" a "to" debe ser de 366 días como máximo.',

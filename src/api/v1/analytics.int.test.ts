@@ -272,6 +272,33 @@ describe('GET /v1/analytics/consumption-trend', () => {
   });
 });
 
+describe('dates at the edges of the calendar', () => {
+  const paths = ['/v1/analytics/consumption-trend', '/v1/analytics/metrics/CONSUMPTION_TREND', '/v1/analytics/metrics/ORDER_CYCLE_TIME'];
+
+  test.each([...paths, '/v1/analytics/metrics/LOW_STOCK'])('%s: a window reaching before 0001-01-01 or after 9999-12-31 (00:00 UTC) is 400 naming the range', async (path) => {
+    for (const query of [
+      'from=0000-01-01&to=0000-01-05',
+      'from=0000-12-30&to=0001-01-02',
+      'from=0001-01-01T01:00:00%2B02:00&to=0001-01-03',
+      'from=9999-12-30&to=9999-12-31T23:59:59.999999999Z',
+      'from=9999-12-31&to=9999-12-31T00:00:01Z',
+      'to=9999-12-31T23:59:59.999999999Z',
+    ]) {
+      const body = await invalid(`${path}?${query}`);
+      expect(body.detail, query).toContain('0001-01-01');
+    }
+  });
+
+  test.each(paths)('%s: the first and the last days of the range answer', async (path) => {
+    for (const granularity of ['day', 'week']) {
+      const first = await get(`${path}?from=0001-01-01&to=0001-01-08&granularity=${granularity}`);
+      const last = await get(`${path}?from=9999-12-24&to=9999-12-31&granularity=${granularity}`);
+      expect(first.window).toEqual({ from: '0001-01-01T00:00:00.000Z', to: '0001-01-08T00:00:00.000Z' });
+      expect(last.window).toEqual({ from: '9999-12-24T00:00:00.000Z', to: '9999-12-31T00:00:00.000Z' });
+    }
+  });
+});
+
 describe('GET /v1/analytics/briefing', () => {
   test('figures carry localized labels; values and evidence do not change with the language', async () => {
     const en = await get<Json & { figures: Json[] }>('/v1/analytics/briefing');

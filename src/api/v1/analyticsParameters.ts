@@ -53,24 +53,34 @@ export function windowBoundParameter(which: 'from' | 'to') {
         (which === 'from'
           ? 'Start of the window: an instant. Figures cover whole UTC days: the window starts at 00:00 UTC of the UTC day that holds this instant. Must be earlier than `to`. Default: 29 days before the UTC day of the request.'
           : 'End of the window (exclusive): an instant. Figures cover whole UTC days: an instant at exactly 00:00 UTC ends the window there; any other instant extends it to the end of its UTC day (the next 00:00 UTC). Default: the day after the UTC day of the request, so that today so far is included.') +
-        ' Accepted forms (ISO 8601): a calendar date `2026-10-01`, a week date `2026-W40-4` or an ordinal date `2026-274`, in extended format or in basic format (`20261001`, `2026W404`, `2026274`), optionally followed by `T` and a time of day with hours and minutes, optionally seconds and a fraction (`T14:30`, `T14:30:00.500`; basic `T1430`, `T143000`), and `Z` or an offset (`+02:00`, `+0200`, `+02`). Without `Z` or an offset the time is UTC; a date alone is 00:00 UTC. Write the `+` of an offset as `%2B` in a query string (an unescaped `+` reads as a space). Not accepted: reduced precision (`2026`, `2026-10`, `2026-W40`), a time of hours alone, `24:00`, leap seconds, expanded years, and extended and basic format mixed in one value.',
+        ' Accepted forms (ISO 8601): a calendar date `2026-10-01`, a week date `2026-W40-4` or an ordinal date `2026-274`, in extended format or in basic format (`20261001`, `2026W404`, `2026274`), optionally followed by `T` and a time of day with hours and minutes, optionally seconds and a fraction (`T14:30`, `T14:30:00.500`; basic `T1430`, `T143000`), and `Z` or an offset (`+02:00`, `+0200`, `+02`). Without `Z` or an offset the time is UTC; a date alone is 00:00 UTC. Write the `+` of an offset as `%2B` in a query string (an unescaped `+` reads as a space). Not accepted: reduced precision (`2026`, `2026-10`, `2026-W40`), a time of hours alone, `24:00`, leap seconds, expanded years, and extended and basic format mixed in one value. The whole UTC days of the window must lie between `0001-01-01T00:00:00Z` and `9999-12-31T00:00:00Z` (its end); outside, 400 `common.invalid_request`.',
       example: which === 'from' ? '2026-10-01' : '2026-11-01T00:00:00Z',
     });
 }
 
 /**
+ * The instants a window may cover: its days lie in the years 0001 to 9999. Before, Postgres has no
+ * year 0 (`0000-12-31` is out of its range); after, the window's end would be a year of five
+ * digits, which no timestamp of the contract (ISO 8601 without an expanded year) can write.
+ */
+export const windowRange = { from: '0001-01-01T00:00:00.000Z', to: '9999-12-31T00:00:00.000Z' } as const;
+
+/**
  * The window of a request: both bounds default to the 30 UTC days ending with asOf's day; a single
  * bound given keeps the default for the other. `from` must be an earlier instant than `to`. The
  * window is then the smallest run of whole UTC days that covers [from, to): `from` down to the
- * start of its UTC day, `to` up to the next 00:00 UTC unless it is one. A length limit applies to
- * those days.
+ * start of its UTC day, `to` up to the next 00:00 UTC unless it is one. Those days must lie within
+ * `windowRange`, and a length limit applies to them.
  */
 export function resolveWindow(from: string | undefined, to: string | undefined, asOf: string, maxDays?: number): DayWindow {
   const fallback = defaultWindow(asOf);
   const fromMs = Date.parse(from ?? fallback.from);
   const toMs = Date.parse(to ?? fallback.to);
   if (fromMs >= toMs) throw invalidRequest('window');
-  const window = { from: new Date(Math.floor(fromMs / dayMs) * dayMs).toISOString(), to: new Date(Math.ceil(toMs / dayMs) * dayMs).toISOString() };
+  const start = Math.floor(fromMs / dayMs) * dayMs;
+  const end = Math.ceil(toMs / dayMs) * dayMs;
+  if (!(start >= Date.parse(windowRange.from) && end <= Date.parse(windowRange.to))) throw invalidRequest('window_range');
+  const window = { from: new Date(start).toISOString(), to: new Date(end).toISOString() };
   if (maxDays !== undefined && Date.parse(window.to) - Date.parse(window.from) > maxDays * dayMs) throw invalidRequest('window_length');
   return window;
 }

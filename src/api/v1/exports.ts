@@ -61,7 +61,10 @@ const exportJobResponse = z
       .url()
       .max(4000)
       .optional()
-      .openapi({ description: 'Present only when ready: a signed link to the CSV, used with a plain GET and no API key or other header. A new link on every poll.' }),
+      .openapi({
+        description:
+          'Present only when ready: a signed link to the CSV, used with a plain GET and no API key or other header. A new link on every poll. It is a capability: whoever holds it can download the file until `downloadExpiresAt`, whatever happens meanwhile (a presigned S3 link cannot be revoked, and this service\'s own links behave alike); a suspended workspace, or a revoked key, gets no new link, since the poll itself answers 401 from then on. Keep it as you would keep the file.',
+      }),
     downloadExpiresAt: responseTimestamp.optional().openapi({ description: 'Present with `downloadUrl`: when that link stops working (5 minutes after this poll). Poll again for a fresh link.' }),
     error: z.enum(exportErrors).optional().openapi({
       description: 'Machine-readable reason, present when failed. A job that failed once and was built again keeps it while building and after ready: check `status` first. New values may be added.',
@@ -124,7 +127,7 @@ export const getExportOperation = defineOperation({
   readsOwnWrites: true,
   summary: 'Poll an export job',
   description:
-    'The job\'s state. Once `ready`: `byteSize`, `checksum`, and a fresh `downloadUrl` valid until `downloadExpiresAt` (5 minutes). Download with a plain GET (no key, no header), then compare the SHA-256 of the bytes with `checksum` and their length with `byteSize`; if they differ, download again. An unknown id, another workspace\'s job, and a job requested more than 7 days ago all answer 404 `common.not_found`.',
+    'The job\'s state. Once `ready`: `byteSize`, `checksum`, and a fresh `downloadUrl` valid until `downloadExpiresAt` (5 minutes). Download with a plain GET (no key, no header), then compare the SHA-256 of the bytes with `checksum` and their length with `byteSize`; if they differ, download again. A link works for its 5 minutes even if the workspace is suspended (or the key revoked) after the poll that returned it: it carries no key, and the contract promises it for 5 minutes after that poll; the suspension stops every keyed request at once, this poll included (401). An unknown id, another workspace\'s job, and a job requested more than 7 days ago all answer 404 `common.not_found`.',
   scope,
   params: z.object({ exportId: exportIdParameter }),
   response: exportJobResponse,
