@@ -93,6 +93,24 @@ describe('1. work per request is bounded and counted', () => {
       await assistant.close();
     }
   });
+
+  test('with the production budget of 120 a minute, three batches of 100 messages do not all pass: the first spends 100 units, the others are 429 and counted', async () => {
+    const { access } = await tokenOfOwner();
+    const assistant = await startAssistant(bed, { budgetPoints: 120 });
+    try {
+      const batch = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+      const statuses: number[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        const answer = await post(assistant.url, access, batch, { 'mcp-protocol-version': '2025-03-26' });
+        statuses.push(answer.status);
+        await answer.arrayBuffer();
+      }
+      expect(statuses).toEqual([200, 429, 429]);
+      expect(await assistant.metrics.getSingleMetricAsString('supply_request_budget_exhausted_total')).toMatch(/^supply_request_budget_exhausted_total 2$/m);
+    } finally {
+      await assistant.close();
+    }
+  });
 });
 
 describe('2. credentials never reach the access log', () => {
