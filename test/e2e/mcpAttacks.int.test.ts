@@ -111,6 +111,23 @@ describe('1. work per request is bounded and counted', () => {
       await assistant.close();
     }
   });
+
+  test('a 429 of /mcp speaks of the sign-in in its message and in its problem document alike', async () => {
+    const { access } = await tokenOfOwner();
+    const assistant = await startAssistant(bed, { budgetPoints: 1 });
+    try {
+      const ping = (id: number) => post(assistant.url, access, { jsonrpc: '2.0', id, method: 'ping' });
+      expect((await ping(1)).status).toBe(200);
+      const refused = await ping(2);
+      expect(refused.status).toBe(429);
+      const body = (await refused.json()) as { error: { message: string; data: { detail: string } } };
+      expect(body.error.message).toContain('this sign-in');
+      expect(body.error.data.detail).toContain('this sign-in');
+      expect(body.error.data.detail).not.toMatch(/API key/i);
+    } finally {
+      await assistant.close();
+    }
+  });
 });
 
 describe('2. credentials never reach the access log', () => {

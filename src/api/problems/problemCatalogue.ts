@@ -139,6 +139,18 @@ export const problemCatalogue = Object.fromEntries(problemCodes.map((code) => [c
 };
 
 /**
+ * Details that differ on the assistant endpoint (`/mcp` and its tools), where the caller is a
+ * member's sign-in, not an API key.
+ */
+export const assistantDetails: Partial<Readonly<Record<ProblemCode, Localized>>> = {
+  'common.too_many_requests': {
+    en: 'The request budget of this sign-in for the current window is used up; wait Retry-After seconds.',
+    es: 'El presupuesto de solicitudes de este inicio de sesión para la ventana actual se ha agotado; espere los segundos indicados en Retry-After.',
+    pt: 'O limite de requisições deste login para a janela atual acabou; aguarde os segundos indicados em Retry-After.',
+  },
+};
+
+/**
  * Why a request was invalid, for a detail that helps the caller fix it. Parameter names are
  * filled in verbatim; they are the API's own names, never the caller's input.
  */
