@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { readBodyWith } from '../api/requestBodies.js';
 import { isLoopbackUrl } from './loopback.js';
 
 /** How a client may authenticate at /token and /revoke (RFC 7591 `token_endpoint_auth_method`). */
@@ -77,7 +78,7 @@ const readJson = express.json({ limit: registrationBounds.bodyBytes });
  * say which field and why.
  */
 export function validateRegistration(request: Request, response: Response, next: NextFunction): void {
-  readJson(request, response, (error?: unknown) => {
+  readBodyWith(readJson, request, response, (error?: unknown) => {
     if (error !== undefined) {
       const tooLarge = typeof error === 'object' && error !== null && 'type' in error && error.type === 'entity.too.large';
       refuse(response, 'invalid_client_metadata', tooLarge ? `The registration is larger than ${registrationBounds.bodyBytes} bytes` : 'The registration must be a JSON object');

@@ -167,11 +167,11 @@ describe('3 and 4. registration', () => {
     expect(page).toContain('sent back to <strong>claude.ai</strong>');
   });
 
-  test('fields are bounded: a 95 KB name and 3 000 redirect URIs are refused', async () => {
-    expect(await register({ client_name: 'x'.repeat(95_000), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+  test('fields are bounded: a 95 KB name and 3 000 redirect URIs are refused (413: the bodies are over every limit), and so are 101 characters of name or 11 URIs', async () => {
+    expect(await register({ client_name: 'x'.repeat(95_000), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 413, body: { code: 'common.payload_too_large' } });
     expect(await register({ client_name: 'x'.repeat(101), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
     const many = Array.from({ length: 3000 }, (_, i) => `http://127.0.0.1:${1000 + i}/cb`);
-    expect(await register({ client_name: 'Many', redirect_uris: many })).toMatchObject({ status: 400 });
+    expect(await register({ client_name: 'Many', redirect_uris: many })).toMatchObject({ status: 413 });
     expect(await register({ client_name: 'Many', redirect_uris: many.slice(0, 11) })).toMatchObject({ status: 400, body: { error: 'invalid_redirect_uri' } });
   });
 

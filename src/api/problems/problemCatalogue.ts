@@ -107,6 +107,14 @@ const problemTexts = {
       pt: 'A linha de requisição, os cabeçalhos ou o corpo não chegaram a tempo; a conexão é fechada.',
     },
   },
+  'common.expectation_failed': {
+    title: { en: 'Expectation failed', es: 'Expectativa no satisfecha', pt: 'Expectativa não atendida' },
+    detail: {
+      en: 'The Expect header asks for something this service does not do; the only expectation it meets is 100-continue.',
+      es: 'La cabecera Expect pide algo que este servicio no hace; la única expectativa que satisface es 100-continue.',
+      pt: 'O cabeçalho Expect pede algo que este serviço não faz; a única expectativa que ele atende é 100-continue.',
+    },
+  },
   'common.too_many_requests': {
     title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
     detail: {
