@@ -175,6 +175,28 @@ describe('3 and 4. registration', () => {
     expect(await register({ client_name: 'Many', redirect_uris: many.slice(0, 11) })).toMatchObject({ status: 400, body: { error: 'invalid_redirect_uri' } });
   });
 
+  test('a URL field that is not a web address is refused with one human sentence naming the field, never a schema dump', async () => {
+    for (const [field, value] of [
+      ['logo_uri', 'javascript:x'],
+      ['client_uri', 'data:text/html,<script>alert(1)</script>'],
+      ['tos_uri', 'vbscript:msgbox'],
+      ['policy_uri', 'javascript:alert(1)'],
+      ['jwks_uri', 'not a url'],
+      ['logo_uri', 'file:///etc/passwd'],
+      // A field only the SDK's own schema checks.
+      ['software_statement', 5],
+    ] as const) {
+      const refused = await register({ client_name: 'Logo', redirect_uris: [testRedirectUrl], token_endpoint_auth_method: 'none', [field]: value });
+      expect(refused, `${field}: ${value}`).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+      const description = String(refused.body.error_description);
+      expect(description, description).toMatch(new RegExp(`^${field} `));
+      expect(description).not.toMatch(/[\n{}[\]]/);
+      expect(description.length).toBeLessThan(200);
+    }
+    const accepted = await register({ client_name: 'Logo', redirect_uris: [testRedirectUrl], token_endpoint_auth_method: 'none', logo_uri: 'https://example.com/logo.png', policy_uri: 'https://example.com/policy' });
+    expect(accepted.status).toBe(201);
+  });
+
   test('the hourly purge deletes clients never used after a day and clients unused for 90 days; clients in use stay', async () => {
     const unused = await publicClient();
     const { clientId: used } = await tokenOfOwner();
