@@ -123,6 +123,21 @@ describe('bodies larger than the service reads', () => {
     });
   });
 
+  test.each([
+    ['declared', { 'Content-Length': String(40 * 1024) }],
+    ['chunked', { 'Transfer-Encoding': 'chunked' }],
+  ] as const)('given a %s body of 40 KiB that no route reads, then the answer, the body drained, and the connection stays usable', async (_framing, framing) => {
+    await withConnection(async (connection) => {
+      const body = Buffer.alloc(40 * 1024, 0x61);
+      await connection.write(head('GET', '/healthz', framing));
+      await connection.write('Transfer-Encoding' in framing ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]) : body);
+      expect((await connection.nextAnswer()).status).toBe(200);
+      await connection.write(head('GET', '/healthz', {}));
+      expect((await connection.nextAnswer()).status).toBe(200);
+      expect(connection.isClosed()).toBe(false);
+    });
+  });
+
   test('given an acceptable chunked body on /v1, then it is read and the connection stays usable', async () => {
     await withConnection(async (connection) => {
       const body = JSON.stringify({ period: 'daily' });
@@ -161,12 +176,14 @@ describe('Expect', () => {
     });
   });
 
-  test('given Expect: 100-continue on a path that reads no body, then its answer without a 100 Continue', async () => {
+  test.each([
+    ['/nowhere', 404],
+    ['/mcp', 401],
+  ] as const)('given Expect: 100-continue on POST %s, answered without reading the body, then %i without a 100 Continue', async (path, status) => {
     await withConnection(async (connection) => {
-      await connection.write(head('POST', '/nowhere', { Expect: '100-continue', 'Content-Type': 'application/json', 'Content-Length': '10' }));
+      await connection.write(head('POST', path, { Expect: '100-continue', Accept: 'application/json', 'Content-Type': 'application/json', 'Content-Length': '10' }));
       const answer = await connection.nextAnswer();
-      expect(answer.status).toBe(404);
-      expect(problemOf(answer).code).toBe('common.not_found');
+      expect(answer.status).toBe(status);
     });
   });
 
