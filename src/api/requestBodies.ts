@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../platform/errors.js';
 import { sendProblem } from './problems/problemDocument.js';
@@ -34,8 +35,35 @@ export function answerExpectations(server: Server, app: RequestListener): void {
   });
 }
 
+/** How long a connection closed while its request is still arriving goes on dropping what arrives (see closeLingering). */
+export const lingerMs = 1_000;
+
+/**
+ * Ends a connection whose request is still arriving: the answer goes out and is followed by the
+ * end of the connection, then what the client still sends is dropped until it closes too, for at
+ * most `lingerMs`. Closed at once, with bytes of the request unread, the connection would be
+ * reset, and a reset can discard an answer still on its way to a client busy sending.
+ */
+function closeLingering(socket: Socket): void {
+  if (socket.destroyed) return;
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), lingerMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Node closes a connection after an answer with `Connection: close` by destroying it as soon as
+ * the answer is written (`destroySoon`); this connection lingers instead.
+ */
+function lingerAfterAnswer(request: IncomingMessage): void {
+  const socket = request.socket;
+  socket.destroySoon = () => closeLingering(socket);
+}
+
 /** The 413 of a body over the limit; the connection is closed, the rest of the body is never read. */
-function payloadTooLarge(): ApiError {
+function payloadTooLarge(request: IncomingMessage): ApiError {
+  lingerAfterAnswer(request);
   return new ApiError('common.payload_too_large', { headers: { Connection: 'close' } });
 }
 
@@ -55,6 +83,7 @@ function declaredLength(request: IncomingMessage): number | undefined {
 export function requestBodies(errorTypeBase: string): RequestHandler {
   return (request, response, next) => {
     if (unmetExpectation.has(request)) {
+      lingerAfterAnswer(request);
       next(new ApiError('common.expectation_failed', { headers: { Connection: 'close' } }));
       return;
     }
@@ -64,17 +93,18 @@ export function requestBodies(errorTypeBase: string): RequestHandler {
       return;
     }
     if (declared !== undefined && declared > maxRequestBodyBytes) {
-      next(payloadTooLarge());
+      next(payloadTooLarge(request));
       return;
     }
     const limit = { bytes: maxRequestBodyBytes };
     limits.set(request, limit);
     watchBody(request, response, limit, () => {
       if (response.headersSent) {
-        request.socket.destroy();
+        // The answer is out or going out: it is let finish, and the connection closes.
+        closeLingering(request.socket);
         return;
       }
-      const error = payloadTooLarge();
+      const error = payloadTooLarge(request);
       response.set(error.headers);
       sendProblem(response, error, problemContextOf(request, response, errorTypeBase));
     });
@@ -136,6 +166,6 @@ export function bodyLimit(bytes: number): RequestHandler {
     }
     limit.bytes = Math.min(limit.bytes, bytes);
     const declared = declaredLength(request);
-    next(declared !== undefined && declared > limit.bytes ? payloadTooLarge() : undefined);
+    next(declared !== undefined && declared > limit.bytes ? payloadTooLarge(request) : undefined);
   };
 }
