@@ -16,6 +16,7 @@ import type { OpenApiDocument } from './openapi/openApiDocument.js';
 import type { CursorCodec } from './pagination/cursorCodec.js';
 import { errorHandler, notFound } from './problems/errorHandler.js';
 import { refuseTooManyQueryParameters } from './queryParameters.js';
+import { requestBodies } from './requestBodies.js';
 import type { RequestBudget } from './rateLimit/requestBudget.js';
 import { requestState, stateOf } from './requestState.js';
 import type { Operation } from './v1/operation.js';
@@ -61,11 +62,15 @@ export function createApp(deps: AppDependencies): Express {
   // answers are decided by sendJson alone.
   Object.defineProperty(app.request, 'fresh', { configurable: true, get: () => false });
   app.set('query parser', 'simple');
+  // Paths are case-sensitive everywhere (`/V1/ORDERS` is an unknown path); each router says so too.
+  app.set('case sensitive routing', true);
   // Every per-address limit keys on request.ip: the socket's address unless a proxy is trusted.
   app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestState);
   app.use(accessLog(deps.logger));
   if (deps.httpMetrics !== undefined) app.use(deps.httpMetrics.middleware);
+  // Before any route: an oversized body is refused whatever the path, unread.
+  app.use(requestBodies(deps.errorTypeBase));
   const api = deps.api;
   // /v1 first: its requests, the hot path, pass no other router on their way.
   if (api !== undefined) app.use('/v1', v1Router(api));

@@ -18,7 +18,7 @@ export type HealthDependencies = {
 
 /** Outside /v1 and without a key: liveness, readiness and metrics. */
 export function healthRoutes(deps: HealthDependencies): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });
   });

@@ -68,4 +68,12 @@ describe('HTTP metrics', () => {
     expect(text).toContain('supply_mcp_tool_calls_total{tool="listOrders",outcome="error"} 1');
     await budget.close();
   });
+
+  test('the metered budget spends what it is asked to: a cost of 5 takes 5 units', async () => {
+    const metrics = createHttpMetrics(new Registry());
+    const budget = metrics.metered(await createRequestBudget({ pointsPerWindow: 6, windowSeconds: 60, logger: createLogger('silent') }));
+    expect(await budget.consume('svc_test_AbC', 5)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await budget.consume('svc_test_AbC', 2)).toMatchObject({ allowed: false, remaining: 0 });
+    await budget.close();
+  });
 });

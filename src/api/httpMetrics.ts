@@ -40,7 +40,7 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
   });
   const refunds = new Counter({
     name: 'supply_request_budget_refunds_total',
-    help: 'Budget units given back to requests refused with 401 after they had spent one (a key revoked or suspended since it was cached)',
+    help: 'Budget units given back after a request had spent one: refused with 401 (a key revoked or suspended since it was cached), or served again on the primary after failing on a standby',
     registers: [registry],
   });
   const toolCalls = new Counter({
@@ -77,13 +77,14 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     middleware,
     metered: (budget) => ({
       ...budget,
-      consume: async (budgetKey) => {
-        const decision = await budget.consume(budgetKey);
+      // Every argument is passed on, the cost included: an /mcp batch spends one unit per message.
+      consume: async (...args) => {
+        const decision = await budget.consume(...args);
         if (!decision.allowed) exhausted.inc();
         return decision;
       },
-      refund: async (budgetKey) => {
-        await budget.refund(budgetKey);
+      refund: async (...args) => {
+        await budget.refund(...args);
         refunds.inc();
       },
     }),

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { messageClassesOf } from './expressMessages.js';
 import { clientErrorHandler } from './problems/clientErrorHandler.js';
+import { answerExpectations } from './requestBodies.js';
 
 /**
  * How long a client may take to send its request. A slow client (or a slowloris attack: many
@@ -35,6 +36,7 @@ export function listen(app: Express, options: { port: number; host?: string; err
       app,
     );
     server.on('clientError', clientErrorHandler(options.errorTypeBase));
+    answerExpectations(server, app);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
     if (options.host === undefined) server.listen(options.port);

@@ -10,7 +10,7 @@ import type { DownloadSource } from './localBlobStore.js';
  * about which files exist.
  */
 export function downloadRoute(deps: { readonly store: DownloadSource; readonly clock: Clock }): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.use((_request, response, next) => {
     // Also covers the 404s, which must not be cached either (a file may appear later).
     response.set('Cache-Control', 'no-store');

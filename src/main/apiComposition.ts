@@ -1,9 +1,13 @@
 import { systemClock, type Clock } from '../platform/clock.js';
-import type { ApiDependencies } from '../api/createApp.js';
+import type { Express } from 'express';
+import type { Registry } from 'prom-client';
+import { createApp, type ApiDependencies } from '../api/createApp.js';
+import type { Readiness } from '../api/healthRoutes.js';
 import { buildOpenApiDocument } from '../api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../api/pagination/cursorCodec.js';
 import type { HttpMetrics } from '../api/httpMetrics.js';
 import { createLimits, createRequestBudget } from '../api/rateLimit/requestBudget.js';
+import type { Operation } from '../api/v1/operation.js';
 import { v1Operations } from '../api/v1/operations.js';
 import type { Config } from '../config/config.js';
 import { createPrincipalCache } from '../keys/principalCache.js';
@@ -12,11 +16,17 @@ import type { ReadRouter } from '../platform/readReplicas.js';
 import { composeReadRouter, openRequestPools } from './readRouting.js';
 import type { Logger } from '../platform/logger.js';
 import { loadSigningSecret } from '../platform/signingSecret.js';
+import type { AssistantDependencies } from '../mcp/assistantRoutes.js';
 import { lazyAssistantRoutes } from '../mcp/lazyAssistantRoutes.js';
 import { scheduleOAuthPurge } from '../mcp/oauthMaintenance.js';
 import type { ExportsRuntime } from './exportsComposition.js';
 
 export const budgetWindowSeconds = 60;
+
+/** What a test may change in the assistant's parts, passed visibly (production passes none). */
+export type AssistantOverrides = Partial<Pick<AssistantDependencies, 'db' | 'limits' | 'addressLimits' | 'limitKeyPrefix' | 'createTransport'>>;
+
+export type ComposedApi = ApiDependencies & { readonly router: ReadRouter; close(): Promise<void> };
 
 /**
  * The parts /v1 runs on: its own database pool (requests change no session state, so connections
@@ -35,10 +45,14 @@ export async function composeApi(
     validateProjectionRows?: boolean;
     /** The address clients reach, when it is known only after listening (`--port 0`); default `serverUrl`. */
     currentServerUrl?: () => string;
-    /** Counts the budget's 429s and refunds, and the assistant's tool calls. */
-    httpMetrics?: HttpMetrics;
+    /** Counts the budget's 429s and refunds, and the assistant's tool calls; the budget /v1 and /mcp spend is the metered one. */
+    httpMetrics: HttpMetrics;
+    /** The operations of /v1 and the assistant's tools (tests); `v1Operations` by default. */
+    operations?: readonly Operation[];
+    /** Parts of the assistant a test replaces (a failing transport, small per-address limits). */
+    assistant?: AssistantOverrides;
   },
-): Promise<ApiDependencies & { readonly router: ReadRouter; close(): Promise<void> }> {
+): Promise<ComposedApi> {
   const exportService = options.exports.service;
   if (exportService === undefined) throw new Error('the api role needs the export queue');
   // Requests of the hot operations take one connection of the reader; the others one of this pool.
@@ -65,13 +79,14 @@ export async function composeApi(
     logger,
     ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }),
   });
-  const budget = options.httpMetrics?.metered(unmetered) ?? unmetered;
+  const budget = options.httpMetrics.metered(unmetered);
   logger.info({ store: budget.store, perMinute: config.rateLimitPerMinute }, 'request budget');
   const clock = options.clock ?? systemClock;
   const cursors = createCursorCodec(secret);
+  const operations = options.operations ?? v1Operations;
   // Without PUBLIC_BASE_URL the document names no host: `/` is the origin it was loaded from
   // (localhost, 127.0.0.1, a tunnel), which is where /docs, held to its own origin, sends requests.
-  const openApi = buildOpenApiDocument(v1Operations, { serverUrl: config.publicBaseUrl ?? '/', errorTypeBase: config.errorTypeBase });
+  const openApi = buildOpenApiDocument(operations, { serverUrl: config.publicBaseUrl ?? '/', errorTypeBase: config.errorTypeBase });
   const publicBaseUrl = config.publicBaseUrl;
   const baseUrl = publicBaseUrl === undefined ? (options.currentServerUrl ?? (() => options.serverUrl)) : () => publicBaseUrl;
   const assistantAvailable = mayIssueFor(baseUrl());
@@ -80,7 +95,9 @@ export async function composeApi(
   }
   const oauthPurge = assistantAvailable ? scheduleOAuthPurge({ pool, clock, logger }) : undefined;
   // The assistant's per-address limits (OAuth endpoints, failed tokens): shared through Redis when it is set.
-  const assistantLimits = assistantAvailable ? await createLimits({ logger, ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }) }) : undefined;
+  const overrides = options.assistant ?? {};
+  const ownLimits = assistantAvailable && overrides.limits === undefined ? await createLimits({ logger, ...(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl }) }) : undefined;
+  const assistantLimits = assistantAvailable ? (overrides.limits ?? ownLimits) : undefined;
   return {
     db: pool,
     reads,
@@ -90,7 +107,7 @@ export async function composeApi(
     budget,
     budgetWindowSeconds,
     cursors,
-    operations: v1Operations,
+    operations,
     clock,
     analyticsCaps: config.analyticsCaps,
     exports: exportService,
@@ -103,7 +120,7 @@ export async function composeApi(
             db: pool,
             router,
             budget,
-            operations: v1Operations,
+            operations,
             cursors,
             clock,
             analyticsCaps: config.analyticsCaps,
@@ -112,19 +129,41 @@ export async function composeApi(
             errorTypeBase: config.errorTypeBase,
             version: openApi.info.version,
             baseUrl,
-            ...(options.httpMetrics === undefined ? {} : { observeToolCall: options.httpMetrics.toolCall }),
+            observeToolCall: options.httpMetrics.toolCall,
+            ...overrides,
           }),
         }
       : {}),
     close: async () => {
       await oauthPurge?.stop();
-      await assistantLimits?.close();
+      await ownLimits?.close();
       await budget.close();
       await router.close();
       await reads.close();
       await pool.end();
     },
   };
+}
+
+/**
+ * The HTTP app of a role as `serve` builds it, and as the test beds build theirs: request state,
+ * access log, HTTP metrics, bodies, /v1, health and metrics, the contract, downloads and /mcp, the
+ * problem documents. Without `api` (roles other than api) only health and metrics.
+ */
+export function composeApp(
+  config: Pick<Config, 'errorTypeBase' | 'trustProxy'>,
+  logger: Logger,
+  parts: { readonly readiness: () => Promise<Readiness>; readonly registry: Registry; readonly httpMetrics: HttpMetrics; readonly api?: ApiDependencies },
+): Express {
+  return createApp({
+    readiness: parts.readiness,
+    metrics: parts.registry,
+    httpMetrics: parts.httpMetrics,
+    logger,
+    errorTypeBase: config.errorTypeBase,
+    trustProxy: config.trustProxy,
+    ...(parts.api === undefined ? {} : { api: parts.api }),
+  });
 }
 
 /** An OAuth issuer must be https; plain http is allowed for loopback hosts only (local use). */

@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { allProjections } from '../../projections/index.js';
-import { createApp } from '../api/createApp.js';
 import { createHttpMetrics } from '../api/httpMetrics.js';
 import { listen } from '../api/listen.js';
 import type { Config } from '../config/config.js';
@@ -14,7 +13,7 @@ import { checkPortFree, portError } from '../platform/portCheck.js';
 import { registerProjectionMetrics } from '../projecting/projectionMetrics.js';
 import { startProjector, type Projector } from '../projecting/projector.js';
 import { projectionsReport } from '../projecting/status.js';
-import { composeApi } from './apiComposition.js';
+import { composeApi, composeApp } from './apiComposition.js';
 import { composeExports, type ExportsRuntime } from './exportsComposition.js';
 import type { DemoSession } from './demo.js';
 import { cachedFor, createReadiness, registerReadinessMetric, registerReadReplicaMetrics } from './readiness.js';
@@ -93,15 +92,7 @@ export async function serve(config: Config, logger: Logger, clock: Clock, option
     });
     registerReadinessMetric(registry, readiness);
     if (api !== undefined) registerReadReplicaMetrics(registry, api.router);
-    const app = createApp({
-      readiness,
-      metrics: registry,
-      httpMetrics,
-      logger,
-      errorTypeBase: config.errorTypeBase,
-      trustProxy: config.trustProxy,
-      ...(api === undefined ? {} : { api }),
-    });
+    const app = composeApp(config, logger, { readiness, registry, httpMetrics, ...(api === undefined ? {} : { api }) });
     server = await listen(app, { port: options.port, errorTypeBase: config.errorTypeBase }).catch(async (error: unknown) => {
       // Taken since the check (another process started meanwhile).
       throw error instanceof Error && 'code' in error ? await portError(options.port, error as NodeJS.ErrnoException, portHolder) : error;

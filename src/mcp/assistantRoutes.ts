@@ -9,6 +9,7 @@ import { issuableScopes } from '../keys/scopes.js';
 import { ApiError } from '../platform/errors.js';
 import { problemDocument } from '../api/problems/problemDocument.js';
 import type { Limits } from '../api/rateLimit/requestBudget.js';
+import { maxRequestBodyBytes, readBodyWith } from '../api/requestBodies.js';
 import { stateOf } from '../api/requestState.js';
 import { createAddressLimits, failedAttemptGuard, type AddressLimitSettings } from './addressLimits.js';
 import { bearerAuth } from './bearerAuth.js';
@@ -33,8 +34,8 @@ export type AssistantDependencies = McpDependencies & {
   readonly limitKeyPrefix?: string;
 };
 
-/** Largest JSON-RPC body /mcp reads. */
-const maxBodyBytes = 64 * 1024;
+/** Largest JSON-RPC body /mcp reads: the largest of the service (a larger one is refused before any route, requestBodies). */
+const maxBodyBytes = maxRequestBodyBytes;
 
 const resourceName = 'Dental Supply Read API (assistant endpoint)';
 
@@ -128,7 +129,7 @@ export function assistantRoutes(deps: AssistantDependencies): Router {
     return entry;
   };
 
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   const loopbackHosts = localhostHostValidation();
   router.use((request: Request, response: Response, next: NextFunction) => {
     if (isLoopbackUrl(new URL(deps.baseUrl()))) loopbackHosts(request, response, next);
@@ -158,7 +159,7 @@ export function assistantRoutes(deps: AssistantDependencies): Router {
         jsonRpcError(response, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
         return;
       }
-      readBody(request, response, (error?: unknown) => {
+      readBodyWith(readBody, request, response, (error?: unknown) => {
         if (error === undefined) next();
         else if (typeof error === 'object' && error !== null && 'type' in error && error.type === 'entity.too.large') jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(maxBodyBytes));
         else jsonRpcError(response, 400, ErrorCode.ParseError, 'Parse error: the body could not be read');

@@ -1,5 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { OAuthClientMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { z } from 'zod';
+import { readBodyWith } from '../api/requestBodies.js';
 import { isLoopbackUrl } from './loopback.js';
 
 /** How a client may authenticate at /token and /revoke (RFC 7591 `token_endpoint_auth_method`). */
@@ -40,7 +42,15 @@ export function redirectUriProblem(uri: string): string | undefined {
 }
 
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
-const uri = text(registrationBounds.uriLength);
+
+/** An absolute http or https URL: what a sign-in page may link to or load (never javascript:, data: or file:). */
+function isWebUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === 'https:' || protocol === 'http:';
+}
+
+const uri = text(registrationBounds.uriLength).refine(isWebUrl, 'must be an absolute https or http URL');
 
 /** The fields the registration endpoint keeps, bounded; the SDK's handler then parses and stores them. */
 const registrationSchema = z
@@ -72,6 +82,11 @@ const registrationSchema = z
   })
   .passthrough();
 
+/** Text of an error message fit for one line of `error_description`: no line breaks, at most 200 characters. */
+function oneLine(message: string): string {
+  return message.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
 /** RFC 7591 §3.2.2: a refused redirect URI is `invalid_redirect_uri`, any other field `invalid_client_metadata`. */
 function refuse(response: Response, error: 'invalid_redirect_uri' | 'invalid_client_metadata', description: string): void {
   response.status(400).set('Cache-Control', 'no-store').json({ error, error_description: description });
@@ -85,7 +100,7 @@ const readJson = express.json({ limit: registrationBounds.bodyBytes });
  * say which field and why.
  */
 export function validateRegistration(request: Request, response: Response, next: NextFunction): void {
-  readJson(request, response, (error?: unknown) => {
+  readBodyWith(readJson, request, response, (error?: unknown) => {
     if (error !== undefined) {
       const tooLarge = typeof error === 'object' && error !== null && 'type' in error && error.type === 'entity.too.large';
       refuse(response, 'invalid_client_metadata', tooLarge ? `The registration is larger than ${registrationBounds.bodyBytes} bytes` : 'The registration must be a JSON object');
@@ -113,6 +128,14 @@ export function validateRegistration(request: Request, response: Response, next:
       return;
     }
     (body as { redirect_uris: string[] }).redirect_uris = acceptable;
+    // What the SDK's handler then parses must pass too; its refusal would be a dump of its schema's errors.
+    const sdkParsed = OAuthClientMetadataSchema.safeParse(body);
+    if (!sdkParsed.success) {
+      const issue = sdkParsed.error.issues[0];
+      const field = issue?.path.filter((part) => typeof part === 'string').join('.') || 'registration';
+      refuse(response, 'invalid_client_metadata', `${field} is not valid: ${oneLine(issue?.message ?? 'refused')}`);
+      return;
+    }
     next();
   });
 }

@@ -26,7 +26,7 @@ export function lazyAssistantRoutes(deps: AssistantDependencies): Router {
     );
     return loading;
   };
-  const gate = Router();
+  const gate = Router({ caseSensitive: true });
   gate.use((request: Request, response: Response, next: NextFunction) => {
     if (!assistantPath.test(request.path)) {
       next();

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { readBodyWith } from '../api/requestBodies.js';
 import { hashSecret } from './credentials.js';
 
 /**
@@ -14,11 +15,15 @@ import { hashSecret } from './credentials.js';
 
 type Fields = Record<string, unknown>;
 
-const readForm = express.urlencoded({ extended: false, limit: '16kb' });
+/** Largest form body of /authorize, /token and /revoke. */
+export const formBodyBytes = 16 * 1024;
 
+const readForm = express.urlencoded({ extended: false, limit: formBodyBytes });
+
+/** Whether the form could be read; never settles when the body was refused for its size (413 answered already). */
 function formOf(request: Request, response: Response): Promise<boolean> {
   return new Promise((resolve) => {
-    readForm(request, response, (error?: unknown) => resolve(error === undefined));
+    readBodyWith(readForm, request, response, (error?: unknown) => resolve(error === undefined));
   });
 }
 

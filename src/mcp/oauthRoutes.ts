@@ -8,8 +8,9 @@ import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/
 import { createOAuthMetadata, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { limitPerAddress, type AddressLimits } from './addressLimits.js';
-import { clientAuthMethods, validateRegistration } from './clientRegistration.js';
-import { authenticateClientRequest, checkAuthorizationRequest } from './oauthRequests.js';
+import { bodyLimit } from '../api/requestBodies.js';
+import { clientAuthMethods, registrationBounds, validateRegistration } from './clientRegistration.js';
+import { authenticateClientRequest, checkAuthorizationRequest, formBodyBytes } from './oauthRequests.js';
 
 export type OAuthRouterOptions = {
   readonly provider: OAuthServerProvider;
@@ -40,18 +41,25 @@ export function oauthRouter(options: OAuthRouterOptions): Router {
   };
   const bareProtectedResource = metadataHandler({ resource: options.resourceUrl.href, authorization_servers: [oauthMetadata.issuer], scopes_supported: scopesSupported, resource_name: resourceName });
 
-  const router = Router();
-  router.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: options.resourceUrl, scopesSupported, resourceName }));
+  const router = Router({ caseSensitive: true });
+  // The SDK's metadata router matches paths in any case: it is reached only by its own paths, as written.
+  const metadata = mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: options.resourceUrl, scopesSupported, resourceName });
+  const metadataPaths = ['/.well-known/oauth-authorization-server', `/.well-known/oauth-protected-resource${options.resourceUrl.pathname}`];
+  router.use((request: Request, response: Response, next: NextFunction) =>
+    metadataPaths.some((path) => request.path === path || request.path.startsWith(`${path}/`)) ? metadata(request, response, next) : next(),
+  );
   // RFC 9728 at the root as well: clients that do not append the resource path look there.
   router.use('/.well-known/oauth-protected-resource', (request: Request, response: Response, next: NextFunction) => (request.path === '/' ? bareProtectedResource(request, response, next) : next()));
-  router.use('/authorize', limitPerAddress(limits.authorize, 'authorization requests'), checkAuthorizationRequest(provider.clientsStore), authorizationHandler({ provider, rateLimit: false }));
-  router.use('/token', limitPerAddress(limits.token, 'token requests'), authenticateClientRequest(provider.clientsStore, 'token'), tokenHandler({ provider, rateLimit: false }));
+  // A body over the endpoint's limit is refused at once (413), before the per-address limit counts it.
+  router.use('/authorize', bodyLimit(formBodyBytes), limitPerAddress(limits.authorize, 'authorization requests'), checkAuthorizationRequest(provider.clientsStore), authorizationHandler({ provider, rateLimit: false }));
+  router.use('/token', bodyLimit(formBodyBytes), limitPerAddress(limits.token, 'token requests'), authenticateClientRequest(provider.clientsStore, 'token'), tokenHandler({ provider, rateLimit: false }));
   router.use(
     '/register',
+    bodyLimit(registrationBounds.bodyBytes),
     limitPerAddress(limits.register, 'client registrations'),
     onlyFor('POST', validateRegistration),
     clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),
   );
-  router.use('/revoke', limitPerAddress(limits.revoke, 'revocation requests'), authenticateClientRequest(provider.clientsStore, 'revoke'), revocationHandler({ provider, rateLimit: false }));
+  router.use('/revoke', bodyLimit(formBodyBytes), limitPerAddress(limits.revoke, 'revocation requests'), authenticateClientRequest(provider.clientsStore, 'revoke'), revocationHandler({ provider, rateLimit: false }));
   return router;
 }

@@ -15,6 +15,7 @@ export const problemStatuses = {
   'common.payload_too_large': 413,
   'common.request_header_too_large': 431,
   'common.request_timeout': 408,
+  'common.expectation_failed': 417,
   'common.too_many_requests': 429,
   'common.internal_error': 500,
   'common.service_unavailable': 503,

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiTestBed, testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../support/apiTestBed.js';
 import { testRedisUrl } from '../support/services.js';
 import { loadConfig } from '../../src/config/config.js';
-import { composeApi } from '../../src/main/apiComposition.js';
+import { composeApi, composeApp } from '../../src/main/apiComposition.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { createApp } from '../../src/api/createApp.js';
+import { createHttpMetrics } from '../../src/api/httpMetrics.js';
+import { Registry } from 'prom-client';
 
 const budget = 3;
 
@@ -94,9 +95,11 @@ describe('request budget on Redis (REDIS_URL set)', () => {
     const key = await bed.issueKey(tenant, ['orders:read']);
     const logger = createLogger('silent');
     const config = loadConfig({ DATABASE_URL: bed.database.url, REDIS_URL: testRedisUrl, RATE_LIMIT_PER_MINUTE: String(budget), ERROR_TYPE_BASE: testErrorTypeBase });
-    const second = await composeApi(config, logger, { connectionUri: bed.database.url, kind: 'postgres' }, { serverUrl: 'http://localhost', exports: bed.exports });
+    const registry = new Registry();
+    const httpMetrics = createHttpMetrics(registry);
+    const second = await composeApi(config, logger, { connectionUri: bed.database.url, kind: 'postgres' }, { serverUrl: 'http://localhost', exports: bed.exports, httpMetrics });
     const server = await new Promise<Server>((resolve) => {
-      const listening = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api: second }).listen(0, '127.0.0.1', () => resolve(listening));
+      const listening = composeApp(config, logger, { readiness: async () => ({ ready: true, checks: {} }), registry, httpMetrics, api: second }).listen(0, '127.0.0.1', () => resolve(listening));
     });
     const redis = new Redis(testRedisUrl);
     try {

@@ -93,6 +93,41 @@ describe('1. work per request is bounded and counted', () => {
       await assistant.close();
     }
   });
+
+  test('with the production budget of 120 a minute, three batches of 100 messages do not all pass: the first spends 100 units, the others are 429 and counted', async () => {
+    const { access } = await tokenOfOwner();
+    const assistant = await startAssistant(bed, { budgetPoints: 120 });
+    try {
+      const batch = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+      const statuses: number[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        const answer = await post(assistant.url, access, batch, { 'mcp-protocol-version': '2025-03-26' });
+        statuses.push(answer.status);
+        await answer.arrayBuffer();
+      }
+      expect(statuses).toEqual([200, 429, 429]);
+      expect(await assistant.metrics.getSingleMetricAsString('supply_request_budget_exhausted_total')).toMatch(/^supply_request_budget_exhausted_total 2$/m);
+    } finally {
+      await assistant.close();
+    }
+  });
+
+  test('a 429 of /mcp speaks of the sign-in in its message and in its problem document alike', async () => {
+    const { access } = await tokenOfOwner();
+    const assistant = await startAssistant(bed, { budgetPoints: 1 });
+    try {
+      const ping = (id: number) => post(assistant.url, access, { jsonrpc: '2.0', id, method: 'ping' });
+      expect((await ping(1)).status).toBe(200);
+      const refused = await ping(2);
+      expect(refused.status).toBe(429);
+      const body = (await refused.json()) as { error: { message: string; data: { detail: string } } };
+      expect(body.error.message).toContain('this sign-in');
+      expect(body.error.data.detail).toContain('this sign-in');
+      expect(body.error.data.detail).not.toMatch(/API key/i);
+    } finally {
+      await assistant.close();
+    }
+  });
 });
 
 describe('2. credentials never reach the access log', () => {
@@ -132,12 +167,34 @@ describe('3 and 4. registration', () => {
     expect(page).toContain('sent back to <strong>claude.ai</strong>');
   });
 
-  test('fields are bounded: a 95 KB name and 3 000 redirect URIs are refused', async () => {
-    expect(await register({ client_name: 'x'.repeat(95_000), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+  test('fields are bounded: a 95 KB name and 3 000 redirect URIs are refused (413: the bodies are over every limit), and so are 101 characters of name or 11 URIs', async () => {
+    expect(await register({ client_name: 'x'.repeat(95_000), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 413, body: { code: 'common.payload_too_large' } });
     expect(await register({ client_name: 'x'.repeat(101), redirect_uris: [testRedirectUrl] })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
     const many = Array.from({ length: 3000 }, (_, i) => `http://127.0.0.1:${1000 + i}/cb`);
-    expect(await register({ client_name: 'Many', redirect_uris: many })).toMatchObject({ status: 400 });
+    expect(await register({ client_name: 'Many', redirect_uris: many })).toMatchObject({ status: 413 });
     expect(await register({ client_name: 'Many', redirect_uris: many.slice(0, 11) })).toMatchObject({ status: 400, body: { error: 'invalid_redirect_uri' } });
+  });
+
+  test('a URL field that is not a web address is refused with one human sentence naming the field, never a schema dump', async () => {
+    for (const [field, value] of [
+      ['logo_uri', 'javascript:x'],
+      ['client_uri', 'data:text/html,<script>alert(1)</script>'],
+      ['tos_uri', 'vbscript:msgbox'],
+      ['policy_uri', 'javascript:alert(1)'],
+      ['jwks_uri', 'not a url'],
+      ['logo_uri', 'file:///etc/passwd'],
+      // A field only the SDK's own schema checks.
+      ['software_statement', 5],
+    ] as const) {
+      const refused = await register({ client_name: 'Logo', redirect_uris: [testRedirectUrl], token_endpoint_auth_method: 'none', [field]: value });
+      expect(refused, `${field}: ${value}`).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+      const description = String(refused.body.error_description);
+      expect(description, description).toMatch(new RegExp(`^${field} `));
+      expect(description).not.toMatch(/[\n{}[\]]/);
+      expect(description.length).toBeLessThan(200);
+    }
+    const accepted = await register({ client_name: 'Logo', redirect_uris: [testRedirectUrl], token_endpoint_auth_method: 'none', logo_uri: 'https://example.com/logo.png', policy_uri: 'https://example.com/policy' });
+    expect(accepted.status).toBe(201);
   });
 
   test('the hourly purge deletes clients never used after a day and clients unused for 90 days; clients in use stay', async () => {

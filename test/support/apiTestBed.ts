@@ -7,7 +7,9 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { allProjections } from '../../projections/index.js';
-import { createApp } from '../../src/api/createApp.js';
+import { Registry } from 'prom-client';
+import { createHttpMetrics } from '../../src/api/httpMetrics.js';
+import type { Operation } from '../../src/api/v1/operation.js';
 import { listen } from '../../src/api/listen.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createConsoleActions, type ConsoleActions } from '../../src/console/consoleActions.js';
@@ -18,7 +20,7 @@ import { compareLogPositions, logStart, type EventStore, type LogPosition } from
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
 import type { BlobStore } from '../../src/exports/blobStore.js';
-import { composeApi } from '../../src/main/apiComposition.js';
+import { composeApi, composeApp, type AssistantOverrides, type ComposedApi } from '../../src/main/apiComposition.js';
 import { composeExports, type ExportsRuntime } from '../../src/main/exportsComposition.js';
 import { systemClock, type Clock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/logger.js';
@@ -70,6 +72,8 @@ export type ApiTestBed = {
   settle(): Promise<void>;
   /** Where the API's reads go (the primary only, unless the bed was given a standby). */
   readonly router: ReadRouter;
+  /** The registry of the API's metrics (what its /metrics serves). */
+  readonly metrics: Registry;
   close(): Promise<void>;
 };
 
@@ -130,6 +134,10 @@ export async function createApiTestBed(
      * primary's, and the API reads from the standby (READ_DATABASE_URL). Left running at close.
      */
     standby?: { readonly primaryUrl: string; readonly standbyUrl: string };
+    /** The operations of /v1 and of the assistant's tools, in place of production's (`v1Operations`). */
+    operations?: readonly Operation[];
+    /** Parts of the assistant replaced for the test (see AssistantOverrides). */
+    assistant?: AssistantOverrides;
   } = {},
 ): Promise<ApiTestBed> {
   const database = options.standby === undefined ? await createPostgresTestDatabase() : await existingTestDatabase(options.standby.primaryUrl);
@@ -146,7 +154,7 @@ export async function createApiTestBed(
   );
   let projector: Projector | undefined;
   let server: Server | undefined;
-  let api: Awaited<ReturnType<typeof composeApi>> | undefined;
+  let api: ComposedApi | undefined;
   let exports: ExportsRuntime | undefined;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'supply-bed-'));
   try {
@@ -201,8 +209,18 @@ export async function createApiTestBed(
       schedule: false,
       ...(options.wrapExportStore === undefined ? {} : { wrapStore: options.wrapExportStore }),
     });
-    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, { serverUrl: baseUrl, clock, exports, validateProjectionRows: true });
-    const app = createApp({ readiness: async () => ({ ready: true, checks: {} }), logger, errorTypeBase: testErrorTypeBase, api });
+    // Composed as `serve` composes it (metered budget, metrics, routing); only readiness is the bed's own.
+    const registry = new Registry();
+    const httpMetrics = createHttpMetrics(registry);
+    api = await composeApi(config, logger, { connectionUri: database.url, kind: 'postgres' }, {
+      serverUrl: baseUrl,
+      clock,
+      exports,
+      httpMetrics,
+      ...(options.operations === undefined ? {} : { operations: options.operations }),
+      ...(options.assistant === undefined ? {} : { assistant: options.assistant }),
+    });
+    const app = composeApp(config, logger, { readiness: async () => ({ ready: true, checks: {} }), registry, httpMetrics, api });
     server = await listen(app, { port, host: '127.0.0.1', errorTypeBase: testErrorTypeBase });
     const running = { projector, server, api, exports };
     const settle = async () => {
@@ -256,6 +274,7 @@ export async function createApiTestBed(
       },
       settle,
       router: running.api.router,
+      metrics: registry,
       close: async () => {
         await new Promise<void>((resolve) => {
           running.server.close(() => resolve());

@@ -53,7 +53,8 @@ function problemAnswer(path: string, status: number, code: string, overrides: Pa
     method: 'GET',
     path,
     status,
-    headers: { 'content-type': 'application/problem+json; charset=utf-8', 'x-request-id': requestId },
+    // Every 401 carries its challenge.
+    headers: { 'content-type': 'application/problem+json; charset=utf-8', 'x-request-id': requestId, ...(status === 401 ? { 'www-authenticate': 'Bearer realm="v1"' } : {}) },
     body: problem(status, code, path.split('?')[0] ?? path),
     ...overrides,
   };
@@ -109,6 +110,7 @@ describe('the OpenAPI response validator', () => {
       ['request id not a UUID', orderAnswer({ headers: { 'content-type': 'application/json', 'x-request-id': 'abc', etag: '"aGVsbG8"', ...rateLimitHeaders } }), /not a UUID/],
       ['body on HEAD', orderAnswer({ method: 'HEAD' }), /HEAD answer must have no body/],
       ['unknown path answering 200', orderAnswer({ path: '/v1/nowhere' }), /path the document does not have must answer 404/],
+      ['401 without its challenge', problemAnswer('/v1/orders/x', 401, 'api_keys.invalid', { headers: { 'content-type': 'application/problem+json', 'x-request-id': requestId } }), /WWW-Authenticate .*missing/],
       ['problem status differs', problemAnswer('/v1/orders/x', 401, 'api_keys.invalid', { body: problem(403, 'api_keys.invalid', '/v1/orders/x') }), /problem status 403 differs/],
       ['problem request id differs', problemAnswer('/v1/orders/x', 401, 'api_keys.invalid', { body: problem(401, 'api_keys.invalid', '/v1/orders/x', { requestId: '00000000-0000-4000-8000-000000000000' }) }), /differs from x-request-id/],
       ['problem instance is not the path', problemAnswer('/v1/orders/x', 401, 'api_keys.invalid', { body: problem(401, 'api_keys.invalid', '/v1/orders') }), /instance "\/v1\/orders" is not the request path/],

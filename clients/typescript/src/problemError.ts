@@ -12,6 +12,7 @@ export const knownProblemCodes = [
   'common.payload_too_large',
   'common.request_header_too_large',
   'common.request_timeout',
+  'common.expectation_failed',
   'common.too_many_requests',
   'common.internal_error',
   'common.service_unavailable',

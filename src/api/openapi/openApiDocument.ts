@@ -7,7 +7,8 @@ import { maxQueryParameters } from '../queryParameters.js';
 import { problemCodes, type ProblemCode } from '../../platform/errors.js';
 import type { Operation } from '../v1/operation.js';
 import { clientTimeouts } from '../listen.js';
-import { maxBodyBytes, requestDeadlineMs } from '../v1/v1Router.js';
+import { maxRequestBodyBytes } from '../requestBodies.js';
+import { keyChallenge, maxBodyBytes, requestDeadlineMs } from '../v1/v1Router.js';
 
 /** Revision of this contract document (not the API version, which is the `/v1` in the path). */
 export const contractRevision = '1.0.0';
@@ -53,6 +54,10 @@ function problemSchemaFor(errorTypeBase: string) {
     .openapi('Problem', { description: 'RFC 9457 problem document: exactly these seven fields.' });
 }
 
+const keyChallengeHeader = {
+  'WWW-Authenticate': { description: `\`${keyChallenge}\`, whatever the key problem.`, schema: { type: 'string', const: keyChallenge } },
+} as const;
+
 const etagHeader = {
   ETag: {
     description: 'Strong entity tag over the exact bytes of this body. Send it back in `If-None-Match` to be answered 304 while the answer is unchanged.',
@@ -90,10 +95,11 @@ function codeList(names: readonly string[]): string {
 const decisions = `
 Decisions where the specification leaves a choice ("not shown"), kept additive-friendly:
 
-- **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked; so is a path with a trailing slash (routing is strict) or one that is not valid percent-encoding (it names nothing).
+- **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked; so is a path with a trailing slash (routing is strict), a path in another case (routing is case-sensitive: \`/V1/ORDERS\` names nothing) or one that is not valid percent-encoding (it names nothing).
+- **401 challenge**: every 401 carries \`WWW-Authenticate: ${keyChallenge}\`, the same for every cause (RFC 9110 asks for a challenge; the answer stays identical whatever went wrong, so it names no \`error\`).
 - **Requests that cannot be parsed** (headers over the server's limit, a malformed \`Content-Length\`): 431 \`common.request_header_too_large\` or 400 \`common.invalid_request\`, with \`instance\` \`/\` and the connection closed. **Slow clients**: request line and headers must arrive within ${clientTimeouts.headersMs / 1000} s and the whole request within ${clientTimeouts.requestMs / 1000} s, otherwise 408 \`common.request_timeout\` (same form) and the connection closed; an idle keep-alive connection is closed after ${clientTimeouts.keepAliveMs / 1000} s.
 - **Unexpected failures** (the database unreachable or too slow among them): 500 \`common.internal_error\`. No request runs longer than ${requestDeadlineMs / 1000} s: one still running then is answered 500 \`common.internal_error\`.
-- **Request bodies**: no GET operation uses one. A body larger than ${maxBodyBytes} bytes, declared or chunked, answers 413 \`common.payload_too_large\`; a body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
+- **Request bodies**: no GET operation uses one; the export request reads at most ${maxBodyBytes} bytes, and no path of this service reads more than ${maxRequestBodyBytes} bytes (the largest body it takes, a batch of the assistant endpoint). A body declared larger (\`Content-Length\`) answers 413 \`common.payload_too_large\` at once, on any path and before the key is checked, without reading it, and the connection is closed; a chunked body is read up to the limit and refused the same way. \`Expect: 100-continue\` gets \`100 Continue\` only once the body is about to be read: a body declared over the limit gets the 413 instead, a request answered without reading its body gets its answer. Any other expectation answers 417 \`common.expectation_failed\`. A body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
 - **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`, and so does a query string of more than ${maxQueryParameters} parameters to an operation that reads any (none of them is read, rather than those past the ${maxQueryParameters}th lost).
 - **Order of checks**: key (401), scope (403), request budget (429), then parameters (400) and the resource (404). A request that passes the key and scope checks uses the budget whatever its answer, and carries the rate-limit headers.
 - **Cursors** are signed and bound to the operation and the workspace that issued them.
@@ -218,6 +224,7 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
   const codes: ProblemCode[] = [
     ...operation.problems,
     'api_keys.invalid',
+    'common.payload_too_large',
     ...(operation.scope === null ? [] : (['api_keys.scope_missing'] as const)),
     'common.forbidden',
     'common.too_many_requests',
@@ -247,9 +254,16 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
     };
   }
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    // 401 and 403 use no budget and carry no rate-limit headers; every later answer does.
-    const budgeted = status !== 401 && status !== 403 && status !== 500;
-    const headers = status === 429 ? { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until another request is allowed.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } } : budgeted ? rateLimitHeaders : {};
+    // 401, 403 and 413 use no budget and carry no rate-limit headers; every later answer does.
+    const budgeted = status !== 401 && status !== 403 && status !== 413 && status !== 500;
+    const headers =
+      status === 429
+        ? { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until another request is allowed.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } }
+        : status === 401
+          ? keyChallengeHeader
+          : budgeted
+            ? rateLimitHeaders
+            : {};
     responses[String(status)] = problemResponse(statusCodes, errorTypeBase, problemSchema, headers);
   }
   return responses;

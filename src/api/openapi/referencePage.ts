@@ -16,7 +16,7 @@ import { Router } from 'express';
  * no document URL taken from the page's query string.
  */
 export function referencePage(): Router {
-  const router = Router({ strict: true });
+  const router = Router({ strict: true, caseSensitive: true });
   // Read once, on the first request for each (about 2 MB that most API processes never serve).
   const assets = new Map<string, Buffer>();
   const asset = (file: string): Buffer => {

@@ -107,6 +107,14 @@ const problemTexts = {
       pt: 'A linha de requisição, os cabeçalhos ou o corpo não chegaram a tempo; a conexão é fechada.',
     },
   },
+  'common.expectation_failed': {
+    title: { en: 'Expectation failed', es: 'Expectativa no satisfecha', pt: 'Expectativa não atendida' },
+    detail: {
+      en: 'The Expect header asks for something this service does not do; the only expectation it meets is 100-continue.',
+      es: 'La cabecera Expect pide algo que este servicio no hace; la única expectativa que satisface es 100-continue.',
+      pt: 'O cabeçalho Expect pede algo que este serviço não faz; a única expectativa que ele atende é 100-continue.',
+    },
+  },
   'common.too_many_requests': {
     title: { en: 'Too many requests', es: 'Demasiadas solicitudes', pt: 'Requisições demais' },
     detail: {
@@ -136,6 +144,18 @@ const problemTexts = {
 /** Every problem code /v1 answers with, its HTTP status and its human text. */
 export const problemCatalogue = Object.fromEntries(problemCodes.map((code) => [code, { status: problemStatuses[code], ...problemTexts[code] }])) as {
   readonly [Code in ProblemCode]: ProblemDefinition;
+};
+
+/**
+ * Details that differ on the assistant endpoint (`/mcp` and its tools), where the caller is a
+ * member's sign-in, not an API key.
+ */
+export const assistantDetails: Partial<Readonly<Record<ProblemCode, Localized>>> = {
+  'common.too_many_requests': {
+    en: 'The request budget of this sign-in for the current window is used up; wait Retry-After seconds.',
+    es: 'El presupuesto de solicitudes de este inicio de sesión para la ventana actual se ha agotado; espere los segundos indicados en Retry-After.',
+    pt: 'O limite de requisições deste login para a janela atual acabou; aguarde os segundos indicados em Retry-After.',
+  },
 };
 
 /**

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { Language } from '../language.js';
-import { invalidRequestDetails, problemCatalogue } from './problemCatalogue.js';
+import { assistantDetails, invalidRequestDetails, problemCatalogue } from './problemCatalogue.js';
 import type { ApiError, ProblemCode } from '../../platform/errors.js';
 
 /** RFC 9457 problem document: exactly these seven fields. */
@@ -26,11 +26,12 @@ export function problemDocument(error: Pick<ApiError, 'code' | 'invalid'>, conte
   const definition = problemCatalogue[error.code];
   const invalid = error.invalid;
   const refined = invalid ? invalidRequestDetails[invalid.cause][context.language].replace('{name}', invalid.name ?? '').replace('{allowed}', (invalid.allowed ?? []).join(', ')) : undefined;
+  const onAssistant = context.path === '/mcp' || context.path.startsWith('/mcp#') ? assistantDetails[error.code] : undefined;
   return {
     type: `${context.errorTypeBase}/${error.code}`,
     title: definition.title[context.language],
     status: definition.status,
-    detail: refined ?? definition.detail[context.language],
+    detail: refined ?? onAssistant?.[context.language] ?? definition.detail[context.language],
     instance: context.path,
     code: error.code,
     requestId: context.requestId,

@@ -18,7 +18,7 @@ export type RequestBudget = {
   readonly store: 'redis' | 'memory';
   /** Spends `cost` units (1 by default); refused, and spent all the same, when fewer are left. */
   consume(budgetKey: string, cost?: number): Promise<BudgetDecision>;
-  /** Gives back one unit consumed for a request that was then refused (401). */
+  /** Gives back one unit consumed for a request that was then refused (401), or that is served again on the primary after failing on a standby. */
   refund(budgetKey: string): Promise<void>;
   /** Quits the ioredis client if any. */
   close(): Promise<void>;

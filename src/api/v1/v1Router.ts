@@ -13,6 +13,7 @@ import type { CursorCodec } from '../pagination/cursorCodec.js';
 import { ApiError, invalidRequest, type InvalidRequestCause } from '../../platform/errors.js';
 import { exceedsMaxQueryParameters } from '../queryParameters.js';
 import { budgetHeaders, type RequestBudget } from '../rateLimit/requestBudget.js';
+import { bodyLimit } from '../requestBodies.js';
 import { stateOf } from '../requestState.js';
 import { sendJson } from '../sendJson.js';
 import type { ExportService } from '../../exports/exportService.js';
@@ -61,14 +62,14 @@ export const maxBodyBytes = 16 * 1024;
  * key on the request's connection first, then run the handler on it.
  */
 export function v1Router(deps: V1Dependencies): Router {
-  // Strict: `/v1/orders/` is not `/v1/orders` (an empty id is no id).
-  const router = Router({ strict: true });
+  // Strict: `/v1/orders/` is not `/v1/orders` (an empty id is no id); and `/v1/ORDERS` is not `/v1/orders`.
+  const router = Router({ strict: true, caseSensitive: true });
   router.use((_request, response, next) => {
     response.set('Cache-Control', 'no-store');
     next();
   });
-  // Any body, declared or chunked, is read up to the limit and refused beyond it (413).
-  router.use(express.raw({ type: () => true, limit: maxBodyBytes }));
+  // Any body, declared or chunked, is read up to the limit and refused beyond it (413, unread).
+  router.use(bodyLimit(maxBodyBytes), express.raw({ type: () => true, limit: maxBodyBytes }));
   // The primary as a route: the router's when there is one, else the dependencies' own pools.
   const primary: ReadRoute = deps.router?.primary ?? { name: 'primary', standby: false, db: deps.db, reads: deps.reads };
   const methodsByPath = new Map<string, string[]>();
@@ -299,12 +300,18 @@ function wellFormedKeyOf(header: string | undefined, response: Response): string
 }
 
 /**
+ * The challenge of every /v1 401 (RFC 9110 §11.6.1), the same whatever the cause: no `error`
+ * attribute (RFC 6750's `invalid_token` would tell a wrong key from a missing one).
+ */
+export const keyChallenge = 'Bearer realm="v1"';
+
+/**
  * The one 401 of every key problem; why, and the key's prefix, are kept for the access log only.
  * `refunded`: the budget unit the request had taken was given back.
  */
 function keyRefused(response: Response, refusal: KeyRefusal, refunded = false): ApiError {
   stateOf(response).refusal = refunded ? { ...refusal, budgetRefunded: true } : refusal;
-  return new ApiError('api_keys.invalid');
+  return new ApiError('api_keys.invalid', { headers: { 'WWW-Authenticate': keyChallenge } });
 }
 
 /** One unit of the key's budget, or 429; the headers announcing what is left. */
