@@ -289,10 +289,11 @@ export async function startPatroniCluster(options: { database?: string; log?: (l
           [to] = await synchronous();
           return to !== undefined;
         });
-        if (to === undefined) throw new Error('unreachable');
-        await run('patronictl', ['-c', configFile, 'switchover', '--leader', from.name, '--candidate', to.name, '--force', scope], { env, ...ids });
-        await waitFor(`${to.name} to lead and accept writes`, 60_000, async () => (await rest(to, '/primary')) === 200 && (await acceptsWrites(to)));
-        return { from, to };
+        const target = to as Node | undefined;
+        if (target === undefined) throw new Error('unreachable');
+        await run('patronictl', ['-c', configFile, 'switchover', '--leader', from.name, '--candidate', target.name, '--force', scope], { env, ...ids });
+        await waitFor(`${target.name} to lead and accept writes`, 60_000, async () => (await rest(target, '/primary')) === 200 && (await acceptsWrites(target)));
+        return { from, to: target };
       },
       newLeader: async (former, timeoutMs = 90_000) => {
         let found: Node | undefined;
