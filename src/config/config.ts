@@ -112,6 +112,8 @@ const environmentSchema = z.object({
       .optional(),
   ),
   READ_REPLICA_MAX_LAG_MS: integerSetting(100, 600_000, 5000),
+  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, 12_000),
+  READ_REPLICA_STEWARD: booleanSetting,
   EVENTSTORE_URL: z.preprocess(
     emptyAsAbsent,
     urlWithProtocols(['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'], 'esdb://host:2113?tls=false').optional(),
@@ -166,6 +168,10 @@ export type Config = Readonly<{
   readDatabaseUrls: readonly string[];
   /** A standby further behind than this (replay lag) serves no reads until it has caught up. */
   readReplicaMaxLagMs: number;
+  /** How long a read lease on a standby lasts; below the HA manager's ttl - loop_wait - retry_timeout (docs/operators.md). */
+  readReplicaLeaseMs: number;
+  /** The API processes keep synchronous_standby_names in step themselves (no HA manager owns it). */
+  readReplicaSteward: boolean;
   eventStoreUrl: string | undefined;
   /** `redis://…` or `redis+sentinel://…` (checked by parseRedisUrl). */
   redisUrl: string | undefined;
@@ -217,6 +223,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     databaseUrl: e.DATABASE_URL,
     readDatabaseUrls: e.READ_DATABASE_URL ?? Object.freeze([]),
     readReplicaMaxLagMs: e.READ_REPLICA_MAX_LAG_MS,
+    readReplicaLeaseMs: e.READ_REPLICA_LEASE_MS,
+    readReplicaSteward: e.READ_REPLICA_STEWARD,
     eventStoreUrl: e.EVENTSTORE_URL,
     redisUrl: e.REDIS_URL,
     s3:

@@ -1,5 +1,5 @@
 import { createPrimaryClient } from '../platform/primaryLocator.js';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 

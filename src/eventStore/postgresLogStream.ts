@@ -1,5 +1,4 @@
 import { createPrimaryClient } from '../platform/primaryLocator.js';
-import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { driverText, sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent, StreamAllOptions } from './eventStore.js';

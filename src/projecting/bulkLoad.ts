@@ -1,7 +1,7 @@
 import { createPrimaryClient } from '../platform/primaryLocator.js';
 import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { QuerySqlToken } from 'slonik';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
