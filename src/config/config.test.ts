@@ -9,7 +9,7 @@ describe('settings', () => {
       databaseUrl: undefined,
       readDatabaseUrls: [],
       readReplicaMaxLagMs: 5000,
-      readReplicaLeaseMs: 12_000,
+      readReplicaLeaseMs: 9000,
       readReplicaSteward: false,
       eventStoreUrl: undefined,
       redisUrl: undefined,

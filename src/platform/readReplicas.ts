@@ -242,7 +242,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     leaseRenewedAt: Number.NEGATIVE_INFINITY,
     syncState: undefined,
   }));
-  const leaseMs = options.leaseMs ?? 12_000;
+  const leaseMs = options.leaseMs ?? 9000;
   const routerId = options.routerId ?? `router-${randomUUID()}`;
   const leased = (standby: Watched, now: number): boolean => now < standby.leaseEnds - timing.leaseMarginMs;
   const samples: Sample[] = [];
