@@ -92,8 +92,8 @@ function summarise(
 
   if (noAnswer > 0) failures.push(`${noAnswer} requests got no HTTP answer`);
   if (slowestMs > requestBoundMs) failures.push(`the slowest request took ${slowestMs} ms (bound ${requestBoundMs} ms)`);
-  const wrong = Object.keys(duringCut).filter((label) => label !== '200' && label !== '500 common.internal_error');
-  if (wrong.length > 0) failures.push(`answers during the cut other than 200 or 500 common.internal_error: ${wrong.join(', ')}`);
+  const wrong = Object.keys(duringCut).filter((label) => label !== '200' && label !== '503 common.service_unavailable');
+  if (wrong.length > 0) failures.push(`answers during the cut other than 200 or 503 common.service_unavailable: ${wrong.join(', ')}`);
   if (recoveryMs === null || recoveryMs > recoveryBoundMs) failures.push(`recovery took ${String(recoveryMs)} ms (bound ${recoveryBoundMs} ms)`);
   if (Object.keys(readyzDuringCut).some((status) => status !== '503')) failures.push(`/readyz during the cut: ${JSON.stringify(readyzDuringCut)}`);
   if (Object.keys(readyzAfter).some((status) => status !== '200')) failures.push(`/readyz after the cut: ${JSON.stringify(readyzAfter)}`);

@@ -453,8 +453,8 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     while (!stopping.signal.aborted) {
       const started = performance.now();
       const waiting = pollWaiters.splice(0);
-      const primaryView = await pollPrimary();
-      await Promise.all(watched.map(pollStandby));
+      // At once: a primary that does not answer (up to the poll's bound) does not age the standbys' observations.
+      const [primaryView] = await Promise.all([pollPrimary(), ...watched.map(pollStandby)]);
       if (primaryView !== undefined) await renewLeases(primaryView);
       judge(primaryView);
       if (primaryView !== undefined) await steward(primaryView).catch((error: unknown) => logger.warn({ err: error }, 'read replicas: steward failed'));
