@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { standbyReason, wantsLease, type StandbyObservation } from './readReplicas.js';
+import { standbyReason, wantsLease, type StandbyObservation } from './standbyReason.js';
 
 /** A standby that serves reads: every condition met. */
 const serving: StandbyObservation = {
