@@ -31,14 +31,21 @@ export async function recordReadLease(primary: DatabasePool, routerId: string, s
 
 /** Ends one lease early: the router has stopped routing reads to the standby (it went down or fell behind), so revocations need not wait for it. */
 export async function releaseReadLease(primary: DatabasePool, routerId: string, standbyName: string): Promise<void> {
-  await primary.query(sql.typeAlias('void')`DELETE FROM read_leases WHERE router_id = ${routerId} AND standby_name = ${standbyName}`);
+  // Locally: the standby given back may be the synchronous one that just went down.
+  await primary.transaction(async (transaction) => {
+    await commitLocally(transaction);
+    await transaction.query(sql.typeAlias('void')`DELETE FROM read_leases WHERE router_id = ${routerId} AND standby_name = ${standbyName}`);
+  });
 }
 
 /** Ends the router's leases (at its close) and forgets leases ended long ago. */
 export async function endReadLeases(primary: DatabasePool, routerId: string): Promise<void> {
-  await primary.query(sql.typeAlias('void')`
-    DELETE FROM read_leases WHERE router_id = ${routerId} OR until < now() - interval '1 hour'
-  `);
+  await primary.transaction(async (transaction) => {
+    await commitLocally(transaction);
+    await transaction.query(sql.typeAlias('void')`
+      DELETE FROM read_leases WHERE router_id = ${routerId} OR until < now() - interval '1 hour'
+    `);
+  });
 }
 
 const waitingRow = z.object({ waiting: z.number() });
