@@ -160,8 +160,6 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     process.stderr.write(
       `[patroni] leader ${leader.name} killed: ${promoted.leader.name} promoted after ${promotedAfterSeconds.toFixed(1)} s; writes back after ${writesBackAfterSeconds?.toFixed(1) ?? 'never'} s; reads failed from ${since(load.failedAt[0])} to ${since(load.failedAt.at(-1))} after the kill (lease ${leaseMs / 1000} s); reads ${JSON.stringify(load.statuses)}; writes ${JSON.stringify(writeStatuses)}; wrong ${load.wrong()}\n`,
     );
-    const routerLog = (api?.output() ?? '').split('\n').filter((line) => /read replicas|standby|no database/.test(line)).slice(-25);
-    process.stderr.write(`[patroni] the API's log of standbys:\n${routerLog.map((line) => line.slice(0, 400)).join('\n')}\n`);
     expect(afterRevocation.filter((status) => status !== 401)).toEqual([]);
     expect(load.wrong()).toBe(0);
     expect(Object.keys(load.statuses).filter((code) => code !== '200' && code !== '503 common.service_unavailable')).toEqual([]);
