@@ -81,6 +81,7 @@ export async function readReplicaDrill(options: { clients: number; log: (line: s
   const env: Record<string, string> = {
     DATABASE_URL: cluster.primaryUrl,
     READ_DATABASE_URL: cluster.standbyUrl,
+    READ_REPLICA_STEWARD: 'true',
     READ_REPLICA_MAX_LAG_MS: String(maxLagMs),
     DATA_DIR: dataDir,
     RATE_LIMIT_PER_MINUTE: '1000000',

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { maxAnalyticsCaps, type AnalyticsCaps } from './analyticsCaps.js';
+import { parsePostgresUrl, parseReadDatabaseUrls } from './postgresUrl.js';
 import { parseRedisUrl } from './redisUrl.js';
 
 const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
@@ -15,6 +16,14 @@ const urlWithProtocols = (protocols: readonly string[], what: string) =>
     .refine((value) => !URL.canParse(value) || protocols.includes(new URL(value).protocol), {
       message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')} (${what})`,
     });
+
+function validPostgresUrl(value: string, context: z.RefinementCtx): void {
+  try {
+    parsePostgresUrl(value);
+  } catch (error) {
+    context.addIssue({ code: z.ZodIssueCode.custom, message: error instanceof Error ? error.message : String(error) });
+  }
+}
 
 function validRedisUrl(value: string, context: z.RefinementCtx): void {
   try {
@@ -83,24 +92,28 @@ const trustProxySetting = z.preprocess(
 
 const environmentSchema = z.object({
   PORT: integerSetting(0, 65535, 8080),
-  DATABASE_URL: z.preprocess(emptyAsAbsent, urlWithProtocols(['postgres:', 'postgresql:'], 'postgres://user@host:5432/db').optional()),
+  // One server, or libpq's list of servers (postgres://app@pg1:5432,pg2:5432/db): writes go to whichever is the primary.
+  DATABASE_URL: z.preprocess(emptyAsAbsent, z.string().superRefine(validPostgresUrl).optional()),
   READ_DATABASE_URL: z.preprocess(
     emptyAsAbsent,
     z
       .string()
       .transform((value, context): readonly string[] => {
-        const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-        const wrong = entries.find((entry) => !URL.canParse(entry) || !['postgres:', 'postgresql:'].includes(new URL(entry).protocol));
-        if (entries.length > 0 && wrong === undefined) return Object.freeze([...new Set(entries)]);
-        context.addIssue({
-          code: z.ZodIssueCode.custom,
-          message: 'must be one or more comma-separated URLs of hot standbys (postgres://user@standby1:5432/db,postgres://user@standby2:5432/db)',
-        });
-        return z.NEVER;
+        try {
+          return Object.freeze(parseReadDatabaseUrls(value));
+        } catch (error) {
+          context.addIssue({
+            code: z.ZodIssueCode.custom,
+            message: `must be one or more comma-separated URLs of hot standbys (postgres://user@standby1:5432/db,postgres://user@standby2:5432/db) or one URL listing them (postgres://user@pg1:5432,pg2:5432,pg3:5432/db): ${error instanceof Error ? error.message : String(error)}`,
+          });
+          return z.NEVER;
+        }
       })
       .optional(),
   ),
   READ_REPLICA_MAX_LAG_MS: integerSetting(100, 600_000, 5000),
+  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, 9000),
+  READ_REPLICA_STEWARD: booleanSetting,
   EVENTSTORE_URL: z.preprocess(
     emptyAsAbsent,
     urlWithProtocols(['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'], 'esdb://host:2113?tls=false').optional(),
@@ -155,6 +168,10 @@ export type Config = Readonly<{
   readDatabaseUrls: readonly string[];
   /** A standby further behind than this (replay lag) serves no reads until it has caught up. */
   readReplicaMaxLagMs: number;
+  /** How long a read lease on a standby lasts; below the HA manager's ttl - loop_wait - retry_timeout (docs/operators.md). */
+  readReplicaLeaseMs: number;
+  /** The API processes keep synchronous_standby_names in step themselves (no HA manager owns it). */
+  readReplicaSteward: boolean;
   eventStoreUrl: string | undefined;
   /** `redis://…` or `redis+sentinel://…` (checked by parseRedisUrl). */
   redisUrl: string | undefined;
@@ -206,6 +223,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     databaseUrl: e.DATABASE_URL,
     readDatabaseUrls: e.READ_DATABASE_URL ?? Object.freeze([]),
     readReplicaMaxLagMs: e.READ_REPLICA_MAX_LAG_MS,
+    readReplicaLeaseMs: e.READ_REPLICA_LEASE_MS,
+    readReplicaSteward: e.READ_REPLICA_STEWARD,
     eventStoreUrl: e.EVENTSTORE_URL,
     redisUrl: e.REDIS_URL,
     s3:

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createPrimaryClient } from '../platform/primaryLocator.js';
+import type pg from 'pg';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 
@@ -48,7 +49,7 @@ export function createPostgresListener(options: {
 
   const connect = () => {
     if (closed || holders === 0 || client) return;
-    const next = new pg.Client({ connectionString: connectionUri });
+    const next = createPrimaryClient(connectionUri);
     client = next;
     next.on('notification', () => onNotification());
     next.on('error', (error) => {

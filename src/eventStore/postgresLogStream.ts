@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { createPrimaryClient } from '../platform/primaryLocator.js';
 import { to as copyTo } from 'pg-copy-streams';
 import { driverText, sql } from '../platform/sql.js';
 import type { LogBatch, LogPosition, RecordedEvent, StreamAllOptions } from './eventStore.js';
@@ -39,7 +39,7 @@ export async function* streamLog(
   // The list travels comma-separated: a name with anything but letters, digits and _ would split wrongly.
   for (const type of dataOf ?? []) if (!/^[A-Za-z0-9_]+$/.test(type)) throw new RangeError(`dataOf names an event type that is not one: ${JSON.stringify(type)}`);
   const segmentSize = batchSize * segmentBatches;
-  const client = new pg.Client({ connectionString: connectionUri });
+  const client = createPrimaryClient(connectionUri);
   await client.connect();
   let finished = false;
   try {

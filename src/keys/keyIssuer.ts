@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import type { Clock } from '../platform/clock.js';
 import { commitToStandbys } from '../platform/db.js';
+import { awaitLeasedStandbys } from '../platform/readLeases.js';
 import { generateKey, hashKey, keyPrefix } from './keyFormat.js';
 import { countActiveKeys, insertKey, listKeys, lockTenantKeys, markKeyRevoked, prefixTaken, type StoredKey } from './keyStore.js';
 import { allScopes, isScope, issuableScopes, scopesNoKeyCanHold, type Scope } from './scopes.js';
@@ -45,7 +46,7 @@ export async function issueKey(
 ): Promise<IssuedKey> {
   const scopes = parseRequestedScopes(input.scopes);
   await deps.checkRequester(input.workspaceId, input.memberId);
-  return deps.pool.transaction(async (transaction) => {
+  const issued = await deps.pool.transaction(async (transaction) => {
     // A new key is known to the standbys serving reads before it is handed out.
     await commitToStandbys(transaction);
     await lockTenantKeys(transaction, input.workspaceId);
@@ -71,6 +72,9 @@ export async function issueKey(
     });
     return { key, prefix, workspaceId: input.workspaceId, scopes };
   });
+  // Known to every standby some API process reads from under a lease before it is handed out.
+  await awaitLeasedStandbys(deps.pool);
+  return issued;
 }
 
 export async function revokeKey(deps: { pool: DatabasePool; clock: Clock }, prefix: string): Promise<StoredKey> {

@@ -1,6 +1,7 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { commitToStandbys } from '../platform/db.js';
+import { awaitLeasedStandbys } from '../platform/readLeases.js';
 import { sql } from '../platform/sql.js';
 
 const keyRow = z.object({
@@ -54,11 +55,12 @@ export async function findKeyByPrefix(pool: DatabasePool | DatabaseTransactionCo
 
 /**
  * Revokes an active key; returns the key as it now stands, or null when no key has that prefix.
- * The revocation commits to the standbys serving reads (`commitToStandbys`): once this resolves,
- * no read statement of the key succeeds anywhere.
+ * The revocation commits to the synchronous standbys (`commitToStandbys`), then waits for every
+ * standby under a read lease (`awaitLeasedStandbys`): once this resolves, no read statement of
+ * the key succeeds anywhere.
  */
 export async function markKeyRevoked(pool: DatabasePool, prefix: string, at: string): Promise<StoredKey | null> {
-  return pool.transaction(async (transaction) => {
+  const revoked = await pool.transaction(async (transaction) => {
     await commitToStandbys(transaction);
     await transaction.query(sql.typeAlias('void')`
       UPDATE api_keys SET status = 'revoked', revoked_at = ${at}
@@ -66,6 +68,9 @@ export async function markKeyRevoked(pool: DatabasePool, prefix: string, at: str
     `);
     return findKeyByPrefix(transaction, prefix);
   });
+  // Every standby some API process may read from under a lease has applied it (readLeases.ts).
+  await awaitLeasedStandbys(pool);
+  return revoked;
 }
 
 export async function listKeys(pool: DatabasePool, tenantId: string): Promise<readonly StoredKey[]> {

@@ -35,13 +35,14 @@ export async function openRequestPools(
 /**
  * The read router of an API process: every read on the primary without READ_DATABASE_URL;
  * otherwise request pools and a watcher connection per standby, and one watcher connection to
- * the primary (which also keeps synchronous_standby_names in step when the role may).
+ * the primary, which records the read leases (and keeps synchronous_standby_names in step when
+ * READ_REPLICA_STEWARD is on).
  */
 export async function composeReadRouter(
   config: Config,
   logger: Logger,
   primary: { readonly connectionUri: string; readonly pools: RequestPools },
-  options: { validateRows: boolean; steward?: boolean },
+  options: { validateRows: boolean },
 ): Promise<ReadRouter> {
   const primaryRoute: ReadRoute = { name: 'primary', standby: false, db: primary.pools.db, reads: primary.pools.reads };
   if (config.readDatabaseUrls.length === 0) return primaryOnlyRouter(primaryRoute);
@@ -68,7 +69,8 @@ export async function composeReadRouter(
     standbys,
     maxLagMs: config.readReplicaMaxLagMs,
     logger,
-    steward: options.steward ?? true,
+    steward: config.readReplicaSteward,
+    leaseMs: config.readReplicaLeaseMs,
   });
   logger.info({ standbys: standbys.map((s) => s.name), maxLagMs: config.readReplicaMaxLagMs }, 'reads go to hot standbys when they are usable');
   return {

@@ -9,7 +9,8 @@ import { approvalPolicySummary } from '../console/approvalPolicy.js';
 import type { Logger } from '../platform/logger.js';
 import { slonikRowReader } from '../platform/projectionReader.js';
 import type { ReadRouter } from '../platform/readReplicas.js';
-import { ApiError } from '../platform/errors.js';
+import { ApiError, databaseUnavailableRetrySeconds, serviceUnavailable } from '../platform/errors.js';
+import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { problemDocument } from '../api/problems/problemDocument.js';
 import type { RequestBudget } from '../api/rateLimit/requestBudget.js';
 import { invokeOperation, type OperationServices } from '../api/v1/invokeOperation.js';
@@ -230,6 +231,10 @@ export function createMcpServer(deps: McpDependencies, catalogue: ToolCatalogue,
           return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
         } catch (error) {
           if (error instanceof ApiError) return failed(error, tool.name);
+          if (isDatabaseUnreachable(error)) {
+            deps.logger.warn({ err: error, requestId, tool: tool.name }, 'tool call failed: no database could be reached');
+            return failed(serviceUnavailable(databaseUnavailableRetrySeconds), tool.name);
+          }
           deps.logger.error({ err: error, requestId, tool: tool.name, tenant: principal.tenantId }, 'tool call failed');
           return failed(new ApiError('common.internal_error'), tool.name);
         }

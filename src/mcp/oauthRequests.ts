@@ -1,3 +1,5 @@
+import { databaseUnavailableRetrySeconds } from '../platform/errors.js';
+import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
@@ -42,10 +44,17 @@ function text(fields: Fields, name: string): string | undefined {
 }
 
 /**
- * A store failure: answered 500 `server_error` (never a redirect, nothing internal). The store is
- * the provider's, which logs its own failures (oauthProvider's loggingFailures).
+ * A store failure: answered 500 `server_error`, or 503 `temporarily_unavailable` with Retry-After
+ * when the database cannot be reached (a failover); never a redirect, nothing internal. The store
+ * is the provider's, which logs its own failures (oauthProvider's loggingFailures).
  */
-function storeFailed(response: Response): void {
+function storeFailed(response: Response, error: unknown): void {
+  if (isDatabaseUnreachable(error)) {
+    oauthError(response, 503, 'temporarily_unavailable', 'The authorization server is unavailable for a moment; try again shortly', {
+      'Retry-After': String(databaseUnavailableRetrySeconds),
+    });
+    return;
+  }
   oauthError(response, 500, 'server_error', 'The authorization server could not complete the request; try again later');
 }
 
@@ -80,8 +89,8 @@ export function checkAuthorizationRequest(clients: OAuthRegisteredClientsStore):
     let client: OAuthClientInformationFull | undefined;
     try {
       client = await clients.getClient(clientId);
-    } catch {
-      storeFailed(response);
+    } catch (error) {
+      storeFailed(response, error);
       return;
     }
     if (client === undefined) {
@@ -211,8 +220,8 @@ export function authenticateClientRequest(clients: OAuthRegisteredClientsStore, 
     let client: OAuthClientInformationFull | undefined;
     try {
       client = await clients.getClient(clientId);
-    } catch {
-      storeFailed(response);
+    } catch (error) {
+      storeFailed(response, error);
       return;
     }
     if (client === undefined) {

@@ -13,6 +13,7 @@ import { sql } from './sql.js';
 import { z } from 'zod';
 import { createResilientPgDriverFactory } from './resilientDriver.js';
 import { createResultParserInterceptor } from './resultParser.js';
+import { primaryLocator } from './primaryLocator.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
 
@@ -102,12 +103,15 @@ export async function createDatabasePool(
   options: PoolOptions = {},
 ): Promise<DatabasePool> {
   const { timeouts } = options;
-  return createPool(withUtcSession(connectionUri), {
+  // A multi-host URL (libpq's form): each connection goes to the primary of the moment.
+  const locator = kind === 'postgres' ? primaryLocator(connectionUri) : undefined;
+  return createPool(withUtcSession(locator?.urls[0] ?? connectionUri), {
     interceptors: [createResultParserInterceptor()],
     typeParsers,
     maximumPoolSize,
     driverFactory: createResilientPgDriverFactory({
       destroyTimeoutMs: 2_000,
+      ...(locator?.multiHost === true ? { locator } : {}),
       ...(timeouts === undefined ? {} : { queryTimeoutMs: timeouts.queryMs }),
     }),
     connectionTimeout: timeouts?.connectionMs ?? 10_000,

@@ -53,3 +53,15 @@ export class ApiError extends Error {
 export function invalidRequest(cause: InvalidRequestCause, name?: string, allowed?: readonly string[]): ApiError {
   return new ApiError('common.invalid_request', { invalid: { cause, ...(name === undefined ? {} : { name }), ...(allowed === undefined ? {} : { allowed }) } });
 }
+
+/**
+ * 503 `common.service_unavailable`: the one rule for its headers, wherever it is answered (a change
+ * feed whose read model is being rebuilt, a read while no database can be reached). Like 429 it
+ * says when to come back: `Retry-After`, in whole seconds (at least 1).
+ */
+export function serviceUnavailable(retryAfterSeconds: number): ApiError {
+  return new ApiError('common.service_unavailable', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+}
+
+/** How long a client waits before retrying a read that found no database (a failover takes about Patroni's ttl). */
+export const databaseUnavailableRetrySeconds = 5;

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { typeParsers, withUtcSession, type DatabaseKind } from './db.js';
 import type { Logger } from './logger.js';
 import { driverText } from './sql.js';
+import { isDatabaseUnreachable, primaryLocator } from './primaryLocator.js';
 
 /** Reads rows of a statement built with the `sql` tag. */
 export type RowReader = {
@@ -74,16 +75,38 @@ const maxNamedStatements = 500;
  */
 export function createProjectionReader(connectionUri: string, options: ProjectionReaderOptions): ProjectionReader {
   const { kind, logger, validateRows, timeouts } = options;
-  const pool = new pg.Pool({
-    connectionString: readerSession(connectionUri, kind),
-    max: options.maximumPoolSize,
-    idleTimeoutMillis: 10_000,
-    connectionTimeoutMillis: timeouts?.connectionMs ?? 10_000,
-    ...(timeouts === undefined ? {} : { statement_timeout: timeouts.statementMs, query_timeout: timeouts.queryMs }),
-    types: { getTypeParser: getTypeParser as typeof pg.types.getTypeParser },
-  });
-  // An idle connection that breaks is dropped by the pool; without a listener the error would end the process.
-  pool.on('error', (error) => logger.warn({ err: error }, 'projection reader: idle connection failed'));
+  const makePool = (url: string): pg.Pool => {
+    const made = new pg.Pool({
+      connectionString: readerSession(url, kind),
+      max: options.maximumPoolSize,
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: timeouts?.connectionMs ?? 10_000,
+      ...(timeouts === undefined ? {} : { statement_timeout: timeouts.statementMs, query_timeout: timeouts.queryMs }),
+      types: { getTypeParser: getTypeParser as typeof pg.types.getTypeParser },
+    });
+    // An idle connection that breaks is dropped by the pool; without a listener the error would end the process.
+    made.on('error', (error) => logger.warn({ err: error }, 'projection reader: idle connection failed'));
+    return made;
+  };
+  // A multi-host DATABASE_URL: a pool per primary of the moment; one of a former primary is ended, never used again.
+  const locator = kind === 'postgres' ? primaryLocator(connectionUri) : undefined;
+  const single = locator?.multiHost === true ? undefined : makePool(connectionUri);
+  let located: { readonly url: string; readonly pool: pg.Pool } | undefined;
+  const locatedPool = async (): Promise<pg.Pool> => {
+    if (locator === undefined) throw new Error('unreachable');
+    const url = await locator.locate();
+    if (located?.url === url) return located.pool;
+    const former = located;
+    located = { url, pool: makePool(url) };
+    if (former !== undefined) void former.pool.end().catch(() => undefined);
+    return located.pool;
+  };
+  const failed = (error: unknown): never => {
+    if (locator !== undefined && located !== undefined && isDatabaseUnreachable(error)) locator.suspect(located.url);
+    throw error;
+  };
+  // One server: the promise as it is (no extra step on the hot path).
+  const watch = <Result>(work: Promise<Result>): Promise<Result> => (single === undefined ? work.catch(failed) : work);
 
   const statements = new Map<string, { readonly text: string; readonly name?: string }>();
   const statementOf = (slonikText: string): { readonly text: string; readonly name?: string } => {
@@ -100,11 +123,12 @@ export function createProjectionReader(connectionUri: string, options: Projectio
     rows: async (query, rowOptions = {}) => {
       const { fromColumns } = rowOptions;
       const statement = { ...statementOf(query.sql), values: query.values as unknown[] };
+      const pool = single ?? (await locatedPool().catch(failed));
       let rows: Record<string, unknown>[];
       if (fromColumns === undefined) {
-        rows = (await queryAgainWhenAborted(() => pool.query(statement))).rows;
+        rows = (await watch(queryAgainWhenAborted(() => pool.query(statement)))).rows;
       } else {
-        const result = await queryAgainWhenAborted(() => pool.query({ ...statement, rowMode: 'array' }));
+        const result = await watch(queryAgainWhenAborted(() => pool.query({ ...statement, rowMode: 'array' })));
         const tuples = result.rows as unknown as unknown[][];
         rows = tuples.map(fromColumns) as Record<string, unknown>[];
         if (validateRows) for (const [index, tuple] of tuples.entries()) assertSameRow(rows[index], namedRow(result.fields, tuple));
@@ -113,9 +137,13 @@ export function createProjectionReader(connectionUri: string, options: Projectio
       if (!validateRows) return rows;
       return rows.map((row) => query.parser.parse(row) as unknown);
     },
-    close: () => pool.end(),
+    close: async () => {
+      await single?.end();
+      await located?.pool.end();
+    },
   };
 }
+
 
 /** SQLSTATEs of a statement Postgres aborted to let another transaction through: deadlock_detected, serialization_failure. */
 const abortedToLetThrough = new Set(['40P01', '40001']);

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import type { Logger } from './logger.js';
 import type { RowReader } from './projectionReader.js';
 import { sql } from './sql.js';
+import { randomUUID } from 'node:crypto';
+import { endReadLeases, recordReadLease, releaseReadLease } from './readLeases.js';
+import { standbyReason, wantsLease, type StandbyObservation } from './standbyReason.js';
 
 /**
  * Where a request's reads go: the primary, or a hot standby of it. Writes never go through a
@@ -50,6 +53,10 @@ export const replicaTiming = {
   pollTimeoutMs: 1000,
   /** Observations older than this do not vouch for a standby. */
   freshMs: 1000,
+  /** A read lease is renewed once this much of it has passed. */
+  renewAfterMs: 3000,
+  /** Reads stop going to a standby this long before its lease ends (a read routed just before starts within its lease). */
+  leaseMarginMs: 1000,
   confirmPolls: 2,
   /** The steward removes a standby from the synchronous set once it has been down or behind this long. */
   removeAfterMs: 2000,
@@ -117,6 +124,11 @@ type Watched = {
   /** Since when (performance.now) the steward has seen it unconnected or behind; undefined while fine. */
   badSince: number | undefined;
   failure: string | undefined;
+  /** The router's own end of its lease (performance.now); reads stop before it. */
+  leaseEnds: number;
+  /** When the lease was last recorded (performance.now). */
+  leaseRenewedAt: number;
+  syncState: string | null | undefined;
 };
 
 export type ReadRouterOptions = {
@@ -126,8 +138,12 @@ export type ReadRouterOptions = {
   readonly standbys: readonly ReplicaEndpoint[];
   readonly maxLagMs: number;
   readonly logger: Logger;
-  /** Keeps the primary's synchronous_standby_names in step with the standbys (default true). */
+  /** Keeps the primary's synchronous_standby_names in step with the standbys (default false: an HA manager such as Patroni owns it). */
   readonly steward?: boolean;
+  /** READ_REPLICA_LEASE_MS: how long one read lease lasts (below the HA manager's ttl, see docs/operators.md). */
+  readonly leaseMs?: number;
+  /** This process's name in read_leases (default: random). */
+  readonly routerId?: string;
   readonly timing?: Partial<typeof replicaTiming>;
 };
 
@@ -173,13 +189,18 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     reason: 'not yet observed',
     badSince: undefined,
     failure: undefined,
+    leaseEnds: Number.NEGATIVE_INFINITY,
+    leaseRenewedAt: Number.NEGATIVE_INFINITY,
+    syncState: undefined,
   }));
+  const leaseMs = options.leaseMs ?? 9000;
+  const routerId = options.routerId ?? `router-${randomUUID()}`;
+  const leased = (standby: Watched, now: number): boolean => now < standby.leaseEnds - timing.leaseMarginMs;
   const samples: Sample[] = [];
-  let primaryObservedAt = Number.NEGATIVE_INFINITY;
   let primaryFailure: string | undefined;
   let usable: Watched[] = [];
   let turn = 0;
-  let stewardOn = options.steward ?? true;
+  let stewardOn = options.steward ?? false;
   let stewardNotice: string | undefined;
   const pollWaiters: (() => void)[] = [];
   const stopping = new AbortController();
@@ -222,7 +243,6 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
       // Kept long enough to measure any lag up to the bound and a little beyond.
       const horizon = at - (maxLagMs + timing.removeAfterMs + 10_000);
       while (samples.length > 2 && (samples[0]?.at ?? at) < horizon) samples.shift();
-      primaryObservedAt = at;
       if (primaryFailure !== undefined) logger.info('read replicas: the primary answers the watcher again');
       primaryFailure = undefined;
       return { senders: senderSchema.parse(JSON.parse(row.senders)), synchronousStandbyNames: row.synchronousStandbyNames };
@@ -240,7 +260,11 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
         standby.endpoint.monitor.one(sql.type(standbyRow)`
           SELECT pg_is_in_recovery() AS recovering,
             pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS replay,
-            current_setting('cluster_name') AS "clusterName"
+            coalesce(
+              (SELECT coalesce(substring(conninfo FROM '(?:^| )application_name=([^ ]+)'), substring(conninfo FROM 'fallback_application_name=([^ ]+)'))
+               FROM pg_stat_wal_receiver),
+              current_setting('cluster_name')
+            ) AS "clusterName"
         `),
       );
       standby.reachable = true;
@@ -258,58 +282,85 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     }
   };
 
+  const observe = (standby: Watched, primaryView: Awaited<ReturnType<typeof pollPrimary>>, now: number): StandbyObservation => ({
+    reachable: standby.reachable,
+    ...(standby.failure === undefined ? {} : { failure: standby.failure }),
+    recovering: standby.recovering,
+    replicationName: standby.replicationName,
+    primaryAnswers: primaryView !== undefined,
+    syncState: standby.syncState,
+    synchronous: standby.synchronous,
+    lagMs: standby.lagMs,
+    maxLagMs,
+    leased: leased(standby, now),
+    servedBefore: standby.usable,
+    replay: standby.replay,
+    fence: standby.fence,
+  });
+
   const judge = (primaryView: Awaited<ReturnType<typeof pollPrimary>>): void => {
     const now = performance.now();
-    const latest = samples.at(-1);
     for (const standby of watched) {
       const sender = primaryView?.senders.find((s) => standby.replicationName !== null && s.name === standby.replicationName);
       const confirmed = sender !== undefined && (sender.syncState === 'sync' || sender.syncState === 'quorum');
-      if (primaryView === undefined) {
-        // Unobserved, the synchronous set may change (a standby removed and added back): confirm afresh.
-        standby.syncStreak = 0;
-        standby.fence = undefined;
+      if (primaryView !== undefined) {
+        standby.syncStreak = confirmed ? standby.syncStreak + 1 : 0;
+        standby.syncState = sender === undefined ? undefined : sender.syncState;
+        standby.lagMs = standby.reachable && standby.replay !== undefined ? lagOf(standby.replay, now) : null;
       } else {
-        if (confirmed) {
-          standby.syncStreak += 1;
-          // Whatever committed before the primary confirmed it is at or before this position.
-          if (standby.syncStreak === timing.confirmPolls && latest !== undefined) standby.fence = latest.lsn;
-        } else {
-          standby.syncStreak = 0;
-          standby.fence = undefined;
-        }
+        // Unobserved, the synchronous set may change (or a new primary come): confirmed afresh once it answers.
+        standby.syncStreak = 0;
+        if (!standby.reachable) standby.lagMs = null;
       }
       standby.synchronous = standby.syncStreak >= timing.confirmPolls;
-      standby.lagMs = standby.reachable && standby.replay !== undefined ? lagOf(standby.replay, now) : null;
-      const lag = standby.lagMs;
-      const reason = !standby.reachable
-        ? `unreachable (${standby.failure ?? 'no answer'})`
-        : !standby.recovering
-          ? 'not a standby (not in recovery)'
-          : standby.replicationName === null
-            ? 'has no cluster_name (its name for synchronous replication)'
-            : primaryView === undefined
-              ? 'the primary does not answer the watcher'
-              : sender === undefined
-                ? `not streaming from the primary (no "${standby.replicationName}" in pg_stat_replication)`
-                : !standby.synchronous
-                  ? `not a synchronous standby of the primary (${sender.syncState ?? 'unknown'}; see synchronous_standby_names)`
-                  : lag === null || lag > maxLagMs
-                    ? `behind: replay lag ${lag ?? '?'} ms over READ_REPLICA_MAX_LAG_MS ${maxLagMs}`
-                    : standby.fence === undefined || standby.replay === undefined || standby.replay < standby.fence
-                      ? 'catching up with what committed before it became synchronous'
-                      : undefined;
+      // A lease that lapsed starts afresh: its next fence is taken when it is recorded again.
+      if (!leased(standby, now)) standby.fence = undefined;
+      const reason = standbyReason(observe(standby, primaryView, now));
       const wasUsable = standby.usable;
       standby.usable = reason === undefined;
       standby.reason = reason;
       if (wasUsable !== standby.usable) {
-        if (standby.usable) logger.info({ standby: standby.endpoint.name, lagMs: lag }, 'read replicas: the standby serves reads');
+        if (standby.usable) logger.info({ standby: standby.endpoint.name, lagMs: standby.lagMs }, 'read replicas: the standby serves reads');
         else logger.warn({ standby: standby.endpoint.name, reason }, 'read replicas: the standby serves no reads');
       }
       // The steward's view: down (not streaming) or behind, since when.
+      const lag = standby.lagMs;
       const bad = primaryView !== undefined && (sender === undefined || (lag !== null && lag > maxLagMs));
       standby.badSince = bad ? (standby.badSince ?? now) : undefined;
     }
     usable = watched.filter((standby) => standby.usable);
+  };
+
+  /** Records or renews the lease of each standby that is fit to serve reads; lets the others lapse. */
+  const renewLeases = async (primaryView: Awaited<ReturnType<typeof pollPrimary>>): Promise<void> => {
+    const now = performance.now();
+    await Promise.all(
+      watched.map(async (standby) => {
+        if (standby.replicationName === null) return;
+        if (!wantsLease(observe(standby, primaryView, now))) {
+          if (standby.leaseEnds === Number.NEGATIVE_INFINITY) return;
+          // No read is routed to it from here on; then the lease is given back, so that no revocation waits for a standby nobody reads.
+          standby.leaseEnds = Number.NEGATIVE_INFINITY;
+          standby.usable = false;
+          usable = watched.filter((candidate) => candidate.usable);
+          await withinTimeout(releaseReadLease(options.primaryMonitor, routerId, standby.replicationName)).catch((error: unknown) =>
+            logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not give back a read lease (it ends by itself)'),
+          );
+          return;
+        }
+        if (leased(standby, now) && now - standby.leaseRenewedAt < timing.renewAfterMs) return;
+        const started = performance.now();
+        try {
+          const position = await withinTimeout(recordReadLease(options.primaryMonitor, routerId, standby.replicationName, leaseMs));
+          const fresh = !leased(standby, performance.now());
+          standby.leaseEnds = started + leaseMs;
+          standby.leaseRenewedAt = started;
+          if (fresh || standby.fence === undefined) standby.fence = position;
+        } catch (error) {
+          logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not record a read lease on the primary');
+        }
+      }),
+    );
   };
 
   const steward = async (primaryView: NonNullable<Awaited<ReturnType<typeof pollPrimary>>>): Promise<void> => {
@@ -353,8 +404,9 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     while (!stopping.signal.aborted) {
       const started = performance.now();
       const waiting = pollWaiters.splice(0);
-      const primaryView = await pollPrimary();
-      await Promise.all(watched.map(pollStandby));
+      // At once: a primary that does not answer (up to the poll's bound) does not age the standbys' observations.
+      const [primaryView] = await Promise.all([pollPrimary(), ...watched.map(pollStandby)]);
+      if (primaryView !== undefined) await renewLeases(primaryView);
       judge(primaryView);
       if (primaryView !== undefined) await steward(primaryView).catch((error: unknown) => logger.warn({ err: error }, 'read replicas: steward failed'));
       for (const resolve of waiting) resolve();
@@ -363,7 +415,8 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     }
   })();
 
-  const fresh = (standby: Watched, now: number): boolean => now - standby.observedAt <= timing.freshMs && now - primaryObservedAt <= timing.freshMs;
+  // The primary's own freshness is not needed: the lease bounds how long a standby serves without it.
+  const fresh = (standby: Watched, now: number): boolean => now - standby.observedAt <= timing.freshMs && leased(standby, now);
 
   return {
     primary,
@@ -397,6 +450,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     close: async () => {
       stopping.abort();
       await loop;
+      if (watched.length > 0) await withinTimeout(endReadLeases(options.primaryMonitor, routerId)).catch(() => undefined);
       await Promise.all(watched.map((standby) => standby.endpoint.close()));
     },
   };

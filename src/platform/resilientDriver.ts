@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPgDriverFactory } from '@slonik/pg-driver';
-import type { DriverClient, DriverFactory } from 'slonik';
+import type { Driver, DriverClient, DriverFactory } from 'slonik';
+import { isDatabaseUnreachable, type PrimaryLocator } from './primaryLocator.js';
 
 /** A query that ran past the client-side limit; its connection is destroyed. */
 export class QueryTimeoutError extends Error {
@@ -19,7 +20,21 @@ export type ResilientDriverOptions = {
   readonly queryTimeoutMs?: number;
   /** Longest a destroy may take before the connection counts as gone anyway. */
   readonly destroyTimeoutMs: number;
+  /**
+   * The primary of a multi-host DATABASE_URL: each new connection goes to the host it names, and
+   * a connection that fails or finds the server read-only or shutting down makes it look again.
+   */
+  readonly locator?: PrimaryLocator;
 };
+
+/** A connection to a server that is no longer the primary (a switchover or failover happened since it opened). */
+export class FormerPrimaryError extends Error {
+  readonly code = '25006';
+  constructor() {
+    super('the connection is to a server that is no longer the primary');
+    this.name = 'FormerPrimaryError';
+  }
+}
 
 /**
  * slonik's pg driver, with the pool slot of a dead connection always given back.
@@ -34,13 +49,49 @@ export type ResilientDriverOptions = {
  */
 export function createResilientPgDriverFactory(options: ResilientDriverOptions): DriverFactory {
   const inner = createPgDriverFactory();
+  const { locator } = options;
+  if (locator === undefined || !locator.multiHost) {
+    return async (input) => {
+      const driver = await inner(input);
+      return { createClient: async () => resilientClient(await driver.createClient(), options, undefined) };
+    };
+  }
+  // One driver of slonik's per host (each learns its type parsers from its own server), made when
+  // the host is first the primary.
   return async (input) => {
-    const driver = await inner(input);
-    return { createClient: async () => resilientClient(await driver.createClient(), options) };
+    const drivers = new Map<string, Promise<Driver>>();
+    const driverFor = (url: string): Promise<Driver> => {
+      const known = drivers.get(url);
+      if (known !== undefined) return known;
+      const target = new URL(input.driverConfiguration.connectionUri);
+      const host = new URL(url);
+      target.hostname = host.hostname;
+      target.port = host.port;
+      const made = inner({ driverConfiguration: { ...input.driverConfiguration, connectionUri: target.toString() } });
+      drivers.set(url, made);
+      made.catch(() => drivers.delete(url));
+      return made;
+    };
+    return {
+      createClient: async () => {
+        const url = await locator.locate();
+        try {
+          const driver = await driverFor(url);
+          return resilientClient(await driver.createClient(), options, url);
+        } catch (error) {
+          locator.suspect(url);
+          throw error;
+        }
+      },
+    };
   };
 }
 
-function resilientClient(inner: DriverClient, options: ResilientDriverOptions): DriverClient {
+function resilientClient(inner: DriverClient, options: ResilientDriverOptions, url: string | undefined): DriverClient {
+  const { locator } = options;
+  const suspectOn = (error: unknown): void => {
+    if (locator !== undefined && url !== undefined && isDatabaseUnreachable(error)) locator.suspect(url);
+  };
   // The pool listens here; inner events are passed on, and `destroy` is announced exactly once.
   const events = new EventEmitter();
   let gone = false;
@@ -54,29 +105,42 @@ function resilientClient(inner: DriverClient, options: ResilientDriverOptions): 
   inner.on('release', () => events.emit('release'));
   inner.on('notice', (notice) => events.emit('notice', notice));
 
+  const watched = <T>(running: Promise<T>): Promise<T> =>
+    running.catch((error: unknown) => {
+      suspectOn(error);
+      throw error;
+    });
+
   let destroying: Promise<void> | undefined;
   const destroy = (): Promise<void> => {
     destroying ??= Promise.race([inner.destroy().catch(() => undefined), sleep(options.destroyTimeoutMs)]).then(announceGone);
     return destroying;
   };
   inner.on('error', (error) => {
+    suspectOn(error);
     // The inner driver destroys the client on a connection error by itself; this makes sure the pool hears of it.
     void destroy();
     if (events.listenerCount('error') > 0) events.emit('error', error);
   });
 
   const query: DriverClient['query'] = async (text, values) => {
+    if (locator !== undefined && url !== undefined && locator.current() !== url) {
+      // Opened before the primary changed: never used again (reads there could be stale).
+      void destroy();
+      throw new FormerPrimaryError();
+    }
     const limit = options.queryTimeoutMs;
-    if (limit === undefined) return inner.query(text, values);
+    if (limit === undefined) return watched(inner.query(text, values));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
+        suspectOn(new QueryTimeoutError(limit));
         void destroy();
         reject(new QueryTimeoutError(limit));
       }, limit);
     });
     try {
-      return await Promise.race([inner.query(text, values), timedOut]);
+      return await Promise.race([watched(inner.query(text, values)), timedOut]);
     } finally {
       clearTimeout(timer);
     }

@@ -15,6 +15,11 @@ describe('start-up errors name what to change', () => {
     await expect(failing).rejects.toThrow(new StartupError('cannot use Redis at REDIS_URL=redis://:***@127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1'));
   });
 
+  test("libpq's multi-host form is shown with its hosts, without the password", () => {
+    expect(redactedUrl('postgres://app:s3cret@pg1:5432,pg2:5432/supply?sslmode=require&password=x')).toBe('postgres://app:***@pg1:5432,pg2:5432/supply?sslmode=require&password=***');
+    expect(redactedUrl('postgres://app@pg1,pg2/supply')).toBe('postgres://app@pg1,pg2/supply');
+  });
+
   test('a busy port fails at once, naming the port, who holds it when known, and --port and PORT', async () => {
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(0, resolve));

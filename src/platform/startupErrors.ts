@@ -11,6 +11,13 @@ export class StartupError extends Error {
 
 /** A URL as it may be shown: its password (and a query's credentials) replaced by `***`. */
 export function redactedUrl(url: string): string {
+  // libpq's multi-host form (postgres://u:p@pg1:5432,pg2:5432/db) is no WHATWG URL: its password is hidden by hand, and the rest through its first host's URL.
+  const multiHost = /^(postgres(?:ql)?:\/\/)(?:([^@/?#:]*)(?::[^@/?#]*)?@)?([^/?#@]*,[^/?#@]*)(.*)$/i.exec(url);
+  if (multiHost) {
+    const [, scheme = '', user, hosts = '', rest = ''] = multiHost;
+    const tail = redactedUrl(`${scheme}x${rest}`).replace(/^[a-z]+:\/\/x/i, '');
+    return `${scheme}${user === undefined ? '' : `${user}${url.includes(`${user}:`) ? ':***' : ''}@`}${hosts}${tail}`;
+  }
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';

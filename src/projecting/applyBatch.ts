@@ -48,6 +48,8 @@ export type BatchResult = {
   readonly targets: readonly BatchTarget[];
   readonly applied: ReadonlyMap<string, number>;
   readonly deadLetters: readonly DeadLetter[];
+  /** The batch changed who may read (a projection that governs access handled events): the caller waits for the leased standbys once it has committed. */
+  readonly accessChanged?: boolean;
 };
 
 /**
@@ -235,8 +237,9 @@ export async function applyBatchInTransaction(
   // A suspension or reactivation is applied on the serving standbys before its commit returns; any
   // other batch (read models, rebuildable from the log) does not wait for standbys at all, so that
   // a standby going down does not hold the projector up.
+  const accessChanged = plans.some(({ target, handled }) => target.projection.governsAccess === true && handled.length > 0);
   if (mode === 'live') {
-    if (plans.some(({ target, handled }) => target.projection.governsAccess === true && handled.length > 0)) await commitToStandbys(tx);
+    if (accessChanged) await commitToStandbys(tx);
     else await commitLocally(tx);
   }
 
@@ -258,6 +261,7 @@ export async function applyBatchInTransaction(
     }),
     applied,
     deadLetters,
+    accessChanged,
   };
 }
 

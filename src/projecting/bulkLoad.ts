@@ -1,6 +1,7 @@
+import { createPrimaryClient } from '../platform/primaryLocator.js';
 import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { QuerySqlToken } from 'slonik';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
@@ -265,7 +266,7 @@ export class BulkLoader {
   private async client(): Promise<pg.Client> {
     const ready = this.idle.pop();
     if (ready !== undefined) return ready;
-    const client = new pg.Client({ connectionString: withUtcSession(this.options.connectionUri) });
+    const client = createPrimaryClient(this.options.connectionUri, {}, withUtcSession);
     // A connection that breaks while idle is dropped at its next use; without a listener the error would end the process.
     client.on('error', (error) => this.logger.warn({ err: error }, 'bulk load connection failed'));
     await client.connect();

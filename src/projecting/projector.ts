@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import type { EventStore } from '../eventStore/eventStore.js';
 import type { BulkLoadOptions } from './bulkLoad.js';
 import type { Logger } from '../platform/logger.js';
+import { awaitLeasedStandbys } from '../platform/readLeases.js';
 import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from './applyBatch.js';
 import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
@@ -150,6 +151,8 @@ export function startProjector(options: ProjectorOptions): Projector {
       for await (const batch of eventStore.subscribe({ from: minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), batchSize, signal })) {
         const result = await pool.transaction((tx) => applyBatchInTransaction(tx, targets, batch, 'live', logger));
         targets = result.targets;
+        // A suspension or reactivation is on every leased standby before the next batch (docs/operators.md).
+        if (result.accessChanged === true) await awaitLeasedStandbys(pool, { signal });
         for (const [projection, count] of result.applied) options.observer?.applied(projection, count);
         for (const letter of result.deadLetters) options.observer?.deadLettered(letter);
       }

@@ -192,7 +192,8 @@ export async function createApiTestBed(
       RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
       ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
       DATA_DIR: dataDir,
-      ...(options.standby === undefined ? {} : { READ_DATABASE_URL: options.standby.standbyUrl }),
+      // A primary and standby without an HA manager: the service keeps synchronous_standby_names itself.
+      ...(options.standby === undefined ? {} : { READ_DATABASE_URL: options.standby.standbyUrl, READ_REPLICA_STEWARD: 'true' }),
       // Test files share one Redis: each bed has its own export queue.
       EXPORT_QUEUE_NAME: `test-exports-${randomBytes(6).toString('hex')}`,
       ...options.env,

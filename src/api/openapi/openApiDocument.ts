@@ -98,7 +98,7 @@ Decisions where the specification leaves a choice ("not shown"), kept additive-f
 - **Wrong method** on a known path: 405 \`common.method_not_allowed\` with an \`Allow\` header, before the key is checked. **Unknown path**: 404 \`common.not_found\`, also before the key is checked; so is a path with a trailing slash (routing is strict), a path in another case (routing is case-sensitive: \`/V1/ORDERS\` names nothing) or one that is not valid percent-encoding (it names nothing).
 - **401 challenge**: every 401 carries \`WWW-Authenticate: ${keyChallenge}\`, the same for every cause (RFC 9110 asks for a challenge; the answer stays identical whatever went wrong, so it names no \`error\`).
 - **Requests that cannot be parsed** (headers over the server's limit, a malformed \`Content-Length\`): 431 \`common.request_header_too_large\` or 400 \`common.invalid_request\`, with \`instance\` \`/\` and the connection closed. **Slow clients**: request line and headers must arrive within ${clientTimeouts.headersMs / 1000} s and the whole request within ${clientTimeouts.requestMs / 1000} s, otherwise 408 \`common.request_timeout\` (same form) and the connection closed; an idle keep-alive connection is closed after ${clientTimeouts.keepAliveMs / 1000} s.
-- **Unexpected failures** (the database unreachable or too slow among them): 500 \`common.internal_error\`. No request runs longer than ${requestDeadlineMs / 1000} s: one still running then is answered 500 \`common.internal_error\`.
+- **The database unreachable** (a failover under way, an outage): 503 \`common.service_unavailable\` with \`Retry-After\`, like a 429 says when to come back; retry then. **Unexpected failures** (a database too slow among them): 500 \`common.internal_error\`. No request runs longer than ${requestDeadlineMs / 1000} s: one still running then is answered 500 \`common.internal_error\`.
 - **Request bodies**: no GET operation uses one; the export request reads at most ${maxBodyBytes} bytes, and no path of this service reads more than ${maxRequestBodyBytes} bytes (the largest body it takes, a batch of the assistant endpoint). A body declared larger (\`Content-Length\`) answers 413 \`common.payload_too_large\` at once, on any path and before the key is checked, without reading it, and the connection is closed; a chunked body is read up to the limit and refused the same way. \`Expect: 100-continue\` gets \`100 Continue\` only once the body is about to be read: a body declared over the limit gets the 413 instead, a request answered without reading its body gets its answer. Any other expectation answers 417 \`common.expectation_failed\`. A body that is not valid JSON where one is read answers 400 \`common.invalid_request\`.
 - **Unknown query parameters** are ignored; a documented parameter sent twice answers 400 \`common.invalid_request\`, and so does a query string of more than ${maxQueryParameters} parameters to an operation that reads any (none of them is read, rather than those past the ${maxQueryParameters}th lost).
 - **Order of checks**: key (401), scope (403), request budget (429), then parameters (400) and the resource (404). A request that passes the key and scope checks uses the budget whatever its answer, and carries the rate-limit headers.
@@ -229,8 +229,9 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
     'common.forbidden',
     'common.too_many_requests',
     'common.internal_error',
+    'common.service_unavailable',
   ];
-  for (const code of codes) {
+  for (const code of new Set(codes)) {
     const status = problemCatalogue[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -259,6 +260,8 @@ function responsesOf(operation: Operation, errorTypeBase: string, problemSchema:
     const headers =
       status === 429
         ? { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until another request is allowed.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } }
+        : status === 503
+          ? { 'Retry-After': { description: 'Seconds after which to try again (the same rule as 429).', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 } } }
         : status === 401
           ? keyChallengeHeader
           : budgeted

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../../platform/logger.js';
 import { problemContextOf } from '../requestState.js';
-import { ApiError, invalidRequest } from '../../platform/errors.js';
+import { ApiError, databaseUnavailableRetrySeconds, invalidRequest, serviceUnavailable } from '../../platform/errors.js';
+import { isDatabaseUnreachable } from '../../platform/primaryLocator.js';
 import { sendProblem } from './problemDocument.js';
 
 /** Unknown paths, outside /v1 as inside: 404 `common.not_found`. */
@@ -12,7 +13,8 @@ export const notFound: RequestHandler = () => {
 /**
  * The one place errors become problem documents. An ApiError keeps its code; errors of the HTTP
  * layer (undecodable path, unreadable or oversized body) get theirs; anything else is logged with
- * the request id and answered 500 `common.internal_error`, with nothing internal in it.
+ * the request id and answered 500 `common.internal_error`, with nothing internal in it; a database
+ * that cannot be reached is 503 `common.service_unavailable` with Retry-After.
  */
 export function errorHandler(errorTypeBase: string, logger: Logger): ErrorRequestHandler {
   return (error: unknown, request, response, _next) => {
@@ -20,6 +22,8 @@ export function errorHandler(errorTypeBase: string, logger: Logger): ErrorReques
     const context = problemContextOf(request, response, errorTypeBase);
     if (known === undefined) {
       logger.error({ err: error, requestId: context.requestId, path: context.path }, 'request failed');
+    } else if (known.code === 'common.service_unavailable' && !(error instanceof ApiError)) {
+      logger.warn({ err: error, requestId: context.requestId, path: context.path }, 'request failed: no database could be reached');
     }
     if (response.headersSent) {
       response.destroy();
@@ -31,6 +35,9 @@ export function errorHandler(errorTypeBase: string, logger: Logger): ErrorReques
 
 function knownError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  // The database could not be reached (down, failing over, no primary found): the service is
+  // unavailable for a moment, which is no fault of the request.
+  if (isDatabaseUnreachable(error)) return serviceUnavailable(databaseUnavailableRetrySeconds);
   // Express's router reports a path segment that is not valid percent-encoding as a URIError:
   // such a path names nothing, like any unknown path.
   if (error instanceof URIError) return new ApiError('common.not_found');

@@ -134,9 +134,9 @@ const problemTexts = {
   'common.service_unavailable': {
     title: { en: 'Service unavailable', es: 'Servicio no disponible', pt: 'Serviço indisponível' },
     detail: {
-      en: 'This operation is not available for a moment (its read model is being rebuilt); retry after Retry-After seconds with the same cursor.',
-      es: 'Esta operación no está disponible por un momento (su modelo de lectura se está reconstruyendo); reintente tras los segundos de Retry-After con el mismo cursor.',
-      pt: 'Esta operação está indisponível por um momento (o seu modelo de leitura está sendo reconstruído); tente novamente após os segundos de Retry-After com o mesmo cursor.',
+      en: 'This operation is not available for a moment (the database is failing over, or a read model is being rebuilt); retry after Retry-After seconds (a change feed: with the same cursor).',
+      es: 'Esta operación no está disponible por un momento (la base de datos está cambiando de servidor o se está reconstruyendo un modelo de lectura); reintente tras los segundos de Retry-After (un feed de cambios: con el mismo cursor).',
+      pt: 'Esta operação está indisponível por um momento (o banco de dados está trocando de servidor ou um modelo de leitura está sendo reconstruído); tente novamente após os segundos de Retry-After (um feed de alterações: com o mesmo cursor).',
     },
   },
 } as const satisfies Record<ProblemCode, ProblemText>;

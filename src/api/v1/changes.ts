@@ -3,7 +3,7 @@ import { listFulfillmentChanges } from '../../../projections/fulfillments/querie
 import { listOrderChanges } from '../../../projections/orders/queries.js';
 import { afterLogPosition, feedStart, type ChangeFeedOptions, type ChangeFeedRows, type ChangePosition } from '../../../projections/shared/changeFeed.js';
 import { sqlState } from '../../projecting/transientErrors.js';
-import { ApiError, invalidRequest } from '../../platform/errors.js';
+import { invalidRequest, serviceUnavailable } from '../../platform/errors.js';
 import type { RowReader } from '../../platform/projectionReader.js';
 import { z } from '../../platform/zodOpenApi.js';
 import { JsonText } from '../jsonText.js';
@@ -52,7 +52,7 @@ export async function changePage(
   const scope = { operationId: context.operationId, tenantId: context.principal.tenantId };
   const after = query.cursor === undefined ? feedStart : changePosition.decode(context.cursors.decode(scope, query.cursor));
   const { checkpoint, rows } = await read(context.reads, context.principal.tenantId, { after, limit, guard: context.readGuard }).catch((error: unknown) => {
-    if (sqlState(error) === undefinedColumn) throw new ApiError('common.service_unavailable', { headers: { 'Retry-After': String(feedUnavailableRetrySeconds) } });
+    if (sqlState(error) === undefinedColumn) throw serviceUnavailable(feedUnavailableRetrySeconds);
     throw error;
   });
   const shown = rows.slice(0, limit);

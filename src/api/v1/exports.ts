@@ -104,7 +104,13 @@ export const createExportOperation = defineOperation({
     };
     const requestedAt = context.clock.now();
     // The row is committed before the task is queued, so a worker never looks for a job that is not there yet.
-    await insertExportJob(context.db, job, requestedAt);
+    try {
+      await insertExportJob(context.db, job, requestedAt);
+    } catch (error) {
+      // No job exists (the database could not store it: down, failing over): the contract's answer, at once.
+      context.exports.logger.error({ err: error, reason: 'schedule_failed', exportId: job.exportId, requestId: context.requestId }, 'export job could not be stored');
+      throw new ApiError('common.internal_error');
+    }
     try {
       await context.exports.queue.enqueue({ tenantId: job.tenantId, exportId: job.exportId });
     } catch (error) {
