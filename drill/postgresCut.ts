@@ -18,7 +18,10 @@ export type PostgresCutFigures = {
   readonly recoveryMs: number | null;
   readonly readyzDuringCut: Record<string, number>;
   readonly readyzAfter: Record<string, number>;
+  /** What went wrong: a request unanswered or answered other than allowed, readiness wrong. */
   readonly failures: string[];
+  /** Time bounds exceeded (the slowest request, the recovery): the drill fails on them, a test under load does not. */
+  readonly overBounds: string[];
 };
 
 /** Bound on any one request while the database is away (connection and statement timeouts, plus slack). */
@@ -91,13 +94,15 @@ function summarise(
   const readyzAfter = count(readyz.filter((r) => r.at >= backAt + 3_000));
 
   if (noAnswer > 0) failures.push(`${noAnswer} requests got no HTTP answer`);
-  if (slowestMs > requestBoundMs) failures.push(`the slowest request took ${slowestMs} ms (bound ${requestBoundMs} ms)`);
+  const overBounds: string[] = [];
+  if (slowestMs > requestBoundMs) overBounds.push(`the slowest request took ${slowestMs} ms (bound ${requestBoundMs} ms)`);
   // Refused connections are the database's absence (503); in a silent partition a request may also
   // run out of its deadline while its statement waits for an answer (500, a database too slow).
   const allowed = options.mode === 'stop' ? ['200', '503 common.service_unavailable'] : ['200', '503 common.service_unavailable', '500 common.internal_error'];
   const wrong = Object.keys(duringCut).filter((label) => !allowed.includes(label));
   if (wrong.length > 0) failures.push(`answers during the cut other than ${allowed.join(', ')}: ${wrong.join(', ')}`);
-  if (recoveryMs === null || recoveryMs > recoveryBoundMs) failures.push(`recovery took ${String(recoveryMs)} ms (bound ${recoveryBoundMs} ms)`);
+  if (recoveryMs === null) failures.push('no request succeeded after the database was back');
+  else if (recoveryMs > recoveryBoundMs) overBounds.push(`recovery took ${String(recoveryMs)} ms (bound ${recoveryBoundMs} ms)`);
   if (Object.keys(readyzDuringCut).some((status) => status !== '503')) failures.push(`/readyz during the cut: ${JSON.stringify(readyzDuringCut)}`);
   if (Object.keys(readyzAfter).some((status) => status !== '200')) failures.push(`/readyz after the cut: ${JSON.stringify(readyzAfter)}`);
   return {
@@ -113,5 +118,6 @@ function summarise(
     readyzDuringCut,
     readyzAfter,
     failures,
+    overBounds,
   };
 }

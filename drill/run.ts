@@ -43,7 +43,7 @@ async function main(): Promise<number> {
       log(`Postgres ${mode} for 10 s under 32 clients`);
       const cut: PostgresCutFigures = await postgresCut(cutTarget(deployment), { clients: 32, cutMs: 10_000, mode });
       const died = deployment.processes.filter((p) => p.child === undefined || p.child.exitCode !== null || p.child.signalCode !== null).map((p) => p.name);
-      record(mode === 'stop' ? 'postgresCut' : 'postgresPartition', { ...cut, died, failures: [...cut.failures, ...died.map((name) => `${name} ended during the outage`)] });
+      record(mode === 'stop' ? 'postgresCut' : 'postgresPartition', { ...cut, died, failures: [...cut.failures, ...cut.overBounds, ...died.map((name) => `${name} ended during the outage`)] });
     }
     if (wanted('projectorKill')) {
       log('SIGKILL of the active projector while it applies new events');
