@@ -216,8 +216,8 @@ export class BulkLoader {
         expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
         await run(client, sql.fragment`COMMIT`);
         // Each build on this connection alone, without parallel workers: the load runs beside
-        // Node's folds, which are the rebuild's longest path, and a build with workers took the
-        // cores they needed (the same CPU either way: 3.6-4.2 s for the ledger's two on 1M events).
+        // Node's folds, which are the rebuild's longest path, and a build with workers takes the
+        // cores they need for no less CPU.
         for (const statement of indexes) {
           await begin(client);
           await run(client, sql.fragment`SET LOCAL max_parallel_maintenance_workers = 0`);
