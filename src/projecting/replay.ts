@@ -282,7 +282,7 @@ async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Load
           const batch = await reading;
           if (batch === undefined) break;
           reading = next();
-          byNode = await applyReplayBatch(pool, byNode, batch, logger, bulk);
+          byNode = await applyReplayBatch(pool, byNode, batch, logger);
           seen += batch.events.length;
           progress(seen);
         }

@@ -20,7 +20,7 @@ export type SideBySideOptions = {
   readonly signal?: AbortSignal;
   /** Events every projection has applied so far. */
   readonly onProgress?: (events: number) => void;
-  /** COPY lanes for the insert-only projections (real Postgres). */
+  /** COPY lanes for the insert-only projections (real Postgres), when they fold (foldEvents). */
   readonly bulk?: BulkLoader;
   /**
    * Events of the log a folding projection (Projection.folding) folds before each write; absent:
@@ -45,33 +45,15 @@ export class FoldedBatchesError extends Error {
 
 /**
  * One batch of a rebuild for `targets`, in one transaction that also moves their checkpoints; their
- * rebuild memories trust what it wrote only once it has committed. With `bulk`, each insert-only
- * target loads its rows by COPY in a transaction of its own (BulkLoader), unless the COPY refused
- * them: then it joins the others.
+ * rebuild memories trust what it wrote only once it has committed.
  */
-export async function applyReplayBatch(
-  pool: DatabasePool,
-  targets: readonly BatchTarget[],
-  batch: DecodedBatch,
-  logger: Logger,
-  bulk?: BulkLoader,
-): Promise<BatchTarget[]> {
-  const after = new Map<BatchTarget, BatchTarget>();
-  const ordinary: BatchTarget[] = [];
-  for (const target of targets) {
-    const loaded = bulk?.loads(target) === true ? await bulk.apply(target, batch) : undefined;
-    if (loaded === undefined) ordinary.push(target);
-    else after.set(target, loaded);
-  }
-  if (ordinary.length > 0) {
-    const result = await replayTransaction(pool, (tx) => {
-      for (const target of ordinary) target.rebuild?.begin();
-      return applyBatchInTransaction(tx, ordinary, batch, 'replay', logger);
-    });
-    for (const target of ordinary) target.rebuild?.committed();
-    ordinary.forEach((target, index) => after.set(target, result.targets[index] ?? target));
-  }
-  return targets.map((target) => after.get(target) ?? target);
+export async function applyReplayBatch(pool: DatabasePool, targets: readonly BatchTarget[], batch: DecodedBatch, logger: Logger): Promise<BatchTarget[]> {
+  const result = await replayTransaction(pool, (tx) => {
+    for (const target of targets) target.rebuild?.begin();
+    return applyBatchInTransaction(tx, targets, batch, 'replay', logger);
+  });
+  for (const target of targets) target.rebuild?.committed();
+  return targets.map((target, index) => result.targets[index] ?? target);
 }
 
 /**
@@ -255,7 +237,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       try {
         const current = targets[lane];
         if (failed || current === undefined) break;
-        result = await applyReplayBatch(pool, [current], batch, logger, options.bulk);
+        result = await applyReplayBatch(pool, [current], batch, logger);
         targets[lane] = result[0] ?? current;
       } finally {
         release();
