@@ -1,9 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
-import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
+import { compareLogPositions, type EventStore, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { applyBatchInTransaction, dataReadBy, deadLetteredEventIds, decodeBatch, leanReading, namedStop, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { applyBatchInTransaction, deadLetteredEventIds, namedStop, type BatchTarget } from './applyBatch.js';
 import {
   analyzeStatement,
   buildIsIntact,
@@ -21,7 +21,7 @@ import {
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
-import { applyLogSideBySide, applyReplayBatch, FoldedBatchesError } from './sideBySide.js';
+import { foldLogThroughNode, FoldedBatchesError } from './sideBySide.js';
 import { BulkLoader, LogLoadRefusedError, type BulkLoadOptions } from './bulkLoad.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
@@ -221,13 +221,11 @@ async function prepareGenerations(options: ReplayOptions): Promise<Prepared> {
  * switch's to apply.
  */
 async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Loaded> {
-  const { pool, eventStore, logger, targets } = { ...options, targets: prepared.targets };
-  const decoding: EventDecoding = options.strict === true ? 'strict' : 'trusted';
-  const parallelism = lanesOf(options);
+  const { pool, eventStore, logger } = options;
+  const { targets } = prepared;
   const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
   let loading: Promise<BatchTarget>[] = [];
   let log: AsyncIterator<readonly RecordedEvent[], void, undefined> | undefined;
-  let reading: Promise<DecodedBatch | undefined> | undefined;
   try {
     const head = await eventStore.head();
     const total = Number(head.eventCount);
@@ -247,48 +245,29 @@ async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Load
       return load;
     });
 
-    let seen = byNode.length === 0 ? total : resumedAtEvents;
+    let seen = total;
     if (byNode.length > 0) {
-      // The types whose data the decode needs: the stream may leave the others' out.
-      const dataOf = dataReadBy(byNode, decoding);
-      const opened = logBatches(eventStore, options.batchSize ?? 5000, logFrom, dataOf, leanReading(decoding, prepared.suspects))[Symbol.asyncIterator]();
-      log = opened;
-      const next = async (): Promise<DecodedBatch | undefined> => {
-        const batch = await opened.next();
-        return batch.done === true ? undefined : decodeBatch(batch.value, decoding, prepared.suspects, dataOf);
-      };
-      if (parallelism > 1) {
-        const foldEvents = options.foldEvents ?? defaultFoldEvents;
-        const applied = await applyLogSideBySide({
-          pool,
-          targets: byNode,
-          parallelism,
-          // Enough for the fast projections to keep Postgres busy while the slowest folds.
-          ahead: 2,
-          next,
-          logger,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-          onProgress: (events) => progress(resumedAtEvents + events),
-          ...(bulk === undefined ? {} : { bulk }),
-          ...(foldEvents > 0 ? { foldEvents } : {}),
-        });
-        byNode = applied.targets;
-        seen = resumedAtEvents + applied.events;
-      } else {
-        // One connection: every projection applies a batch in one transaction, while the next batch is read and decoded.
-        reading = next();
-        for (;;) {
-          options.signal?.throwIfAborted();
-          const batch = await reading;
-          if (batch === undefined) break;
-          reading = next();
-          byNode = await applyReplayBatch(pool, byNode, batch, logger);
-          seen += batch.events.length;
-          progress(seen);
-        }
-        reading = undefined;
-      }
-      await opened.return?.();
+      const foldEvents = options.foldEvents ?? defaultFoldEvents;
+      const folded = await foldLogThroughNode({
+        pool,
+        eventStore,
+        logger,
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        decoding: options.strict === true ? 'strict' : 'trusted',
+        parallelism: lanesOf(options),
+        suspects: prepared.suspects,
+        targets: byNode,
+        from: logFrom,
+        ...(bulk === undefined ? {} : { bulk }),
+        ...(foldEvents > 0 ? { foldEvents } : {}),
+        onProgress: (events) => progress(resumedAtEvents + events),
+        opened: (opened) => {
+          log = opened;
+        },
+      });
+      byNode = folded.targets;
+      seen = resumedAtEvents + folded.events;
     }
     const loaded = await Promise.all(loading);
     loading = [];
@@ -296,7 +275,6 @@ async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Load
     const after = (target: BatchTarget) => byNode.find((t) => t.projection === target.projection) ?? loaded.find((t) => t.projection === target.projection) ?? target;
     return { targets: targets.map(after), byNode, fromLog, seen, resumedAtEvents };
   } catch (error) {
-    void reading?.catch(() => undefined);
     // A load from the log still running holds its table: it ends (or fails) before the drop.
     await Promise.allSettled(loading);
     // Closes a log stream still open (its connection).
@@ -478,33 +456,4 @@ async function eachAtMost<T>(parallelism: number, items: readonly T[], work: (it
   const settled = await Promise.allSettled(Array.from({ length: Math.min(parallelism, items.length) }, worker));
   const failed = settled.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
-}
-
-/**
- * The whole log for a replay from `start`: the store's stream where it has one (Postgres: COPY, a
- * few batches a statement), then readAll from where the stream ended up to the head, for what was
- * appended meanwhile. `dataOf`: the types whose data the reader needs (the stream may leave the
- * others' out; readAll gives every event's). `lean`: the stream may leave out each event's stream
- * name, revision and id (StreamAllOptions.lean); readAll gives them.
- */
-async function* logBatches(
-  eventStore: EventStore,
-  batchSize: number,
-  start: LogPosition,
-  dataOf: ReadonlySet<string> | undefined,
-  lean: boolean,
-): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
-  let from: LogPosition = start;
-  if (eventStore.streamAll) {
-    for await (const batch of eventStore.streamAll(from, batchSize, { ...(dataOf === undefined ? {} : { dataOf: [...dataOf] }), lean })) {
-      yield batch.events;
-      from = batch.next;
-    }
-  }
-  for (;;) {
-    const batch = await eventStore.readAll(from, batchSize);
-    if (batch.events.length > 0) yield batch.events;
-    from = batch.next;
-    if (batch.atHead || batch.events.length === 0) return;
-  }
 }
