@@ -1,14 +1,11 @@
 // `supply-api projections replay` runs in a child process whose V8 young generation is sized for a
 // rebuild. A rebuild decodes a million events a few seconds, each a handful of objects that live
 // for a batch or two: with V8's default semi-space (16 MB) most of them outlive a scavenge, are
-// copied and promoted, and the garbage collector took 12-13 % of the command's time. With 64 MB
-// (1M-event log, 2 cores, run alternately): the command's CPU 11.3-12.4 s -> 10.2-11.0 s, the
-// rebuild 14.4-15.9 s -> 13.9-14.7 s, peak RSS +80 MB. And 64 MB from the start: V8 otherwise
-// begins with small semi-spaces and grows them as the heap fills, scavenging (and promoting) more
-// often until they are grown (1M-event log, 3 alternated pairs: the command's CPU 9.0-10.0 s
-// against 9.7-11.6 s; 2M-event log, 2 pairs: 19.2-20.4 s against 21.0-21.2 s, peak RSS 399-402 MB
-// against 424-427 MB). V8 reads these sizes only when the process starts
-// (v8.setFlagsFromString afterwards leaves the heap as it is), hence a process of its own.
+// copied and promoted, and the garbage collector costs the command a tenth of its CPU (measured in
+// docs/benchmarks.md). 64 MB from the start, because V8 otherwise begins with small semi-spaces
+// and grows them as the heap fills, scavenging (and promoting) more often until they are grown.
+// V8 reads these sizes only when the process starts (v8.setFlagsFromString afterwards leaves the
+// heap as it is), hence a process of its own.
 import { spawn } from 'node:child_process';
 
 /** The young generation's semi-spaces: 64 MB, from the start. */

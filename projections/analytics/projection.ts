@@ -1,4 +1,4 @@
-import { applyByFolding, RebuildSlot, type Folding, type Projection } from '../../src/projecting/projection.js';
+import { RebuildSlot, type Folding, type Projection } from '../../src/projecting/projection.js';
 import { foldEvent } from './fold.js';
 import { loadTouchedState, tablesEmpty } from './loadState.js';
 import { AnalyticsState } from './state.js';
@@ -74,7 +74,6 @@ export function createAnalyticsProjection(options: { readonly rowsKept?: number 
     tables: analyticsTables,
     handles: handledEvents,
     folding,
-    apply: applyByFolding(folding),
   };
 }
 

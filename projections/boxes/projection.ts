@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, expectRowCount, inMemoryFolding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { expectRowCount, inMemoryFolding, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { RowChanges } from '../../src/projecting/rowChanges.js';
 import { recordset } from '../shared/recordset.js';
@@ -105,7 +105,6 @@ export const boxesProjection: Projection = {
   tables,
   handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
   folding: boxesFolding,
-  apply: applyByFolding(boxesFolding),
 };
 
 /** One INSERT of the boxes registered, one UPDATE of the others' combined patches. */

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { costMeasurement } from '../../src/events/catalog.js';
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges } from '../../src/projecting/rowChanges.js';
 
 type CategoryRecord = {
@@ -119,7 +119,6 @@ export const catalogProjection: Projection = {
   tables,
   handles: ['CatalogCategoryDefined', 'CatalogCategoryRenamed', 'CatalogItemDefined', 'CatalogItemRevised', 'CatalogItemStatusChanged', 'CatalogItemCostRecorded'],
   folding: catalogFolding,
-  apply: applyByFolding(catalogFolding),
 };
 
 /** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */

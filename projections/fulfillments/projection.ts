@@ -3,7 +3,6 @@ import { fulfillmentStatus, type EventData } from '../../src/events/index.js';
 import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import {
-  applyByFolding,
   expectRowCount,
   ProjectionInvariantError,
   type FoldContext,
@@ -156,7 +155,6 @@ export const fulfillmentsProjection: Projection = {
     'FulfillmentClosed',
   ],
   folding: fulfillmentsFolding,
-  apply: applyByFolding(fulfillmentsFolding),
 };
 
 const existingFulfillmentRow = z.object({

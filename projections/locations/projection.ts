@@ -1,5 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
-import { applyByFolding, inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
+import { inMemoryFolding, expectRowCount, type Projection, type ProjectedEvent, type ProjectionContext, type TableDefinition } from '../../src/projecting/projection.js';
 import { RowChanges } from '../../src/projecting/rowChanges.js';
 
 type ClinicRecord = {
@@ -76,7 +76,6 @@ export const locationsProjection: Projection = {
   tables,
   handles: ['ClinicOpened', 'ClinicRenamed', 'ClinicStatusChanged', 'WarehouseOpened', 'WarehouseStatusChanged'],
   folding: locationsFolding,
-  apply: applyByFolding(locationsFolding),
 };
 
 /** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */

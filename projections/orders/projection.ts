@@ -4,7 +4,6 @@ import { isAllowedOrderTransition, orderStatusAfter } from '../../src/events/ord
 import type { LogPosition } from '../../src/eventStore/eventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import {
-  applyByFolding,
   expectRowCount,
   ProjectionInvariantError,
   type FoldContext,
@@ -190,7 +189,6 @@ export const ordersProjection: Projection = {
   tables,
   handles: handledEvents,
   folding: ordersFolding,
-  apply: applyByFolding(ordersFolding),
 };
 
 /**

@@ -1,6 +1,5 @@
 import { sql } from '../../src/platform/sql.js';
 import {
-  applyByFolding,
   expectRowCount,
   inMemoryFolding,
   ProjectionInvariantError,
@@ -93,7 +92,6 @@ export const tenantsProjection: Projection = {
   tables,
   handles: ['WorkspaceCreated', 'WorkspaceSuspended', 'WorkspaceReactivated', 'MemberJoined', 'MemberSuspended', 'MemberReactivated', 'MemberRemoved'],
   folding: tenantsFolding,
-  apply: applyByFolding(tenantsFolding),
   governsAccess: true,
 };
 

@@ -53,7 +53,7 @@ describe('supply-api --help', () => {
       for (const option of Object.keys(spec?.options ?? {})) expect(line, path.join(' ')).toContain(`--${option}`);
     }
     expect(help.out).toContain('console sign-in-code --workspace W --member M');
-    expect(help.out).toContain('projections replay [--projection NAME[,NAME]] [--strict] [--parallel N] [--batch N] [--fold N] [--threads N] [--fresh]');
+    expect(help.out).toContain('projections replay [--projection NAME[,NAME]] [--strict] [--parallel N] [--batch N] [--fold N] [--fresh]');
     expect(await run(['help', 'keys', 'issue'])).toMatchObject({ code: 0, out: expect.stringMatching(/^usage: supply-api keys issue --workspace W --member M --scopes a,b/) });
   });
 

@@ -118,11 +118,6 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
           parallel: { type: 'string', value: 'N', description: 'projection transactions at once, 1 to 16 (default one more than the cores; 1 on the embedded database)' },
           batch: { type: 'string', value: 'N', description: 'events read a batch, 1 to 100000 (default 5000)' },
           fold: { type: 'string', value: 'N', description: 'events a projection folds before it writes, 0 to 10000000 (default 50000; 0 writes every batch)' },
-          threads: {
-            type: 'string',
-            value: 'N',
-            description: 'worker threads that fold projections beside the main thread, 0 or 1 (default 0; 1 folds analytics on a thread of its own, which reads the log again; Postgres only)',
-          },
           fresh: {
             type: 'boolean',
             description: 'starts over from the start of the log; by default a replay that was killed is resumed from its last committed batch',

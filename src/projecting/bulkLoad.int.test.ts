@@ -89,60 +89,44 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
   const checkpointOf = async (target: BatchTarget) =>
     (await loadGenerations(pool(), ['building'])).find((g) => g.projection === target.projection.name)?.checkpoint.seq;
 
-  test('loads a batch by COPY with its checkpoint, text as written (tabs, newlines, backslashes, \\N), never through apply', async () => {
+  const advanceTo = (target: BatchTarget, seq: number) => ({ generation: target.generation, to: { tx: 1n, seq: BigInt(seq) }, seen: seq, applied: seq, lastRecordedAt: '2026-01-01T00:00:00.000Z' });
+
+  test('loads rows by COPY with their checkpoint, text as written (tabs, newlines, backslashes, \\N), never through apply', async () => {
     const { projection, calls } = namesProjection('bulk_text');
     const target = await targetOf(projection);
     const names = ['plain', 'tab\there', 'line\nbreak', 'back\\slash', '\\N', 'carriage\rreturn', 'ünïcødé ✓'];
-    const after = await bulk().apply(target, decodeBatch(openings(names)));
+    const copy = await bulk().open(target);
+    await copy.write(decodeBatch(openings(names)).projected as ProjectedEvent[]);
+    await copy.commit(advanceTo(target, names.length));
 
-    expect(after?.generation.checkpoint.seq).toBe(BigInt(names.length));
     expect(await checkpointOf(target)).toBe(BigInt(names.length));
     expect(await rowsOf(target)).toEqual(names.map((name, index) => ({ seq: BigInt(index + 1), name, even: name.length % 2 === 0, note: null })));
     expect(calls.apply).toBe(0);
-
-    // Events at or before the checkpoint are not loaded again.
-    const again = await bulk().apply(after ?? target, decodeBatch(openings(names)));
-    expect(again?.generation.checkpoint.seq).toBe(BigInt(names.length));
-    expect(await rowsOf(target)).toHaveLength(names.length);
   });
 
-  test('a batch it refuses is rolled back whole, then applied the ordinary way, which names the event at fault', async () => {
+  test('a batch applied the ordinary way names the event at fault and writes nothing of it', async () => {
     const { projection, calls } = namesProjection('bulk_refused');
     const target = await targetOf(projection);
     const log = openings(['one', 'two', poisonName, 'four']);
-
-    expect(await bulk().apply(target, decodeBatch(log))).toBeUndefined();
-    expect(await rowsOf(target)).toEqual([]);
-    expect(await checkpointOf(target)).toBe(0n);
-
-    const replay = applyReplayBatch(pool(), [target], decodeBatch(log), silentLogger, bulk());
+    const replay = applyReplayBatch(pool(), [target], decodeBatch(log), silentLogger);
     await expect(replay).rejects.toThrow(ReplayPoisonError);
     await expect(replay).rejects.toThrow(log[2]?.eventId ?? 'no event');
     expect(calls.apply).toBeGreaterThan(0);
     expect(await rowsOf(target)).toEqual([]);
+    expect(await checkpointOf(target)).toBe(0n);
   });
 
-  test('a checkpoint moved by someone else refuses the batch and writes nothing', async () => {
+  test('a checkpoint moved by someone else refuses the COPY and writes nothing', async () => {
     const { projection } = namesProjection('bulk_conflict');
     const target = await targetOf(projection);
-    await expect(bulk().apply(target, decodeBatch(openings(['first'])))).resolves.toBeDefined();
-    // `target` still holds the checkpoint before that batch.
-    await expect(bulk().apply(target, decodeBatch(openings(['second'], 2)))).rejects.toThrow(CheckpointConflictError);
+    const first = await bulk().open(target);
+    await first.write(decodeBatch(openings(['first'])).projected as ProjectedEvent[]);
+    await first.commit(advanceTo(target, 1));
+    // `target` still holds the checkpoint before that commit.
+    const second = await bulk().open(target);
+    await second.write(decodeBatch(openings(['second'], 2)).projected as ProjectedEvent[]);
+    await expect(second.commit(advanceTo(target, 2))).rejects.toThrow(CheckpointConflictError);
     expect((await rowsOf(target)).map((row) => row.name)).toEqual(['first']);
-  });
-
-  test('side by side with an ordinary target, each commits its own checkpoint', async () => {
-    const bulkOne = namesProjection('bulk_mixed');
-    const ordinary = namesProjection('ordinary_mixed');
-    const { bulkRows: _none, ...withoutBulk } = ordinary.projection;
-    const targets = [await targetOf(bulkOne.projection), await targetOf(withoutBulk)];
-    const after = await applyReplayBatch(pool(), targets, decodeBatch(openings(['a', 'b', 'c'])), silentLogger, bulk());
-
-    expect(after.map((t) => t.projection.name)).toEqual(['bulk_mixed', 'ordinary_mixed']);
-    expect(after.map((t) => t.generation.checkpoint.seq)).toEqual([3n, 3n]);
-    expect(bulkOne.calls.apply).toBe(0);
-    expect(ordinary.calls.apply).toBe(1);
-    for (const target of targets) expect((await rowsOf(target)).map((row) => row.name)).toEqual(['a', 'b', 'c']);
   });
 
   test('an open COPY takes the rows of many batches and commits them with one checkpoint; nothing shows before the commit', async () => {
@@ -176,8 +160,10 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
     expect(await rowsOf(target)).toEqual([]);
     expect(await checkpointOf(target)).toBe(0n);
 
-    const after = await bulk().apply(target, decodeBatch(openings(['later'])));
-    expect(after?.generation.checkpoint.seq).toBe(1n);
+    const again = await bulk().open(target);
+    await again.write(decodeBatch(openings(['later'])).projected as ProjectedEvent[]);
+    await again.commit(advanceTo(target, 1));
+    expect(await checkpointOf(target)).toBe(1n);
     expect((await rowsOf(target)).map((row) => row.name)).toEqual(['later']);
   });
 

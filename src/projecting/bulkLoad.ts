@@ -1,13 +1,13 @@
 import { createPrimaryClient } from '../platform/primaryLocator.js';
-import { Readable, type Writable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import type { QuerySqlToken } from 'slonik';
 import { from as copyFrom } from 'pg-copy-streams';
 import { withUtcSession, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { driverText, sql } from '../platform/sql.js';
-import { handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import type { BatchTarget } from './applyBatch.js';
 import { copyText } from './copyText.js';
 import { currentSchemaVersion, eventSchemas } from '../events/index.js';
 import type { LogHead } from '../eventStore/eventStore.js';
@@ -36,11 +36,10 @@ export function bulkLoadOf(database: Pick<Database, 'kind' | 'connectionUri'>): 
 
 /**
  * A rebuild's COPY lanes. A projection with `bulkRows` (insert-only, one row per event) does not
- * go through `apply` while it rebuilds: each batch is one transaction on a pg client of its own
- * that moves the checkpoint (the same compare-and-set statement as every batch) and streams the
- * batch's rows with `COPY … FROM STDIN` into the generation's table, which has no index yet (they
- * come after the load). A batch a COPY refuses (a row that breaks the table, a key twice) is rolled
- * back and applied again the ordinary way, which isolates the event at fault and names it.
+ * go through `apply` while it folds a rebuild: its rows stream with `COPY … FROM STDIN` into the
+ * generation's table, which has no index yet (they come after the load), on a pg client of its
+ * own, and commit with the checkpoint (open); or Postgres loads them from the log (loadFromLog).
+ * A replay that applies batch by batch (to name an event at fault) applies them through `apply`.
  *
  * Why a raw pg client: slonik has no COPY, and the checkpoint must commit in the same transaction
  * as the rows. Every statement is still rendered by the `sql` tag.
@@ -57,36 +56,6 @@ export class BulkLoader {
   /** Whether `target` rebuilds through this loader. */
   loads(target: BatchTarget): boolean {
     return target.projection.bulkRows !== undefined;
-  }
-
-  /**
-   * Applies `batch` to a bulk target in a transaction of its own; undefined when the COPY refused
-   * it (the caller then applies it the ordinary way). Transient failures are thrown.
-   */
-  async apply(target: BatchTarget, batch: DecodedBatch): Promise<BatchTarget | undefined> {
-    const bulk = target.projection.bulkRows;
-    if (bulk === undefined) throw new Error(`projection ${target.projection.name} has no bulk rows`);
-    const { handled, advance } = planTarget(target, batch);
-    if (advance === undefined) return target;
-    return this.transaction(
-      async (client) => {
-        await begin(client);
-        const moved = await run(client, checkpointAdvanceStatement([advance]));
-        expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
-        if (handled.length > 0) {
-          const events = handledEvents(batch, handled);
-          if (events === undefined) throw new BulkRefusal('an event did not decode');
-          const rows = bulk.rowsOf(events);
-          await pipeline(Readable.from([Buffer.from(copyText(rows), 'utf8')]), client.query(copyFrom(copyStatement(target, bulk))));
-        }
-        await run(client, sql.fragment`COMMIT`);
-        return { ...target, generation: advanced(target.generation, advance) };
-      },
-      (error) => {
-        this.logger.warn({ projection: target.projection.name, err: error }, 'COPY refused a batch; applying it the ordinary way to find the event at fault');
-        return undefined;
-      },
-    );
   }
 
   /**
@@ -217,8 +186,8 @@ export class BulkLoader {
         expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
         await run(client, sql.fragment`COMMIT`);
         // Each build on this connection alone, without parallel workers: the load runs beside
-        // Node's folds, which are the rebuild's longest path, and a build with workers took the
-        // cores they needed (the same CPU either way: 3.6-4.2 s for the ledger's two on 1M events).
+        // Node's folds, which are the rebuild's longest path, and a build with workers takes the
+        // cores they need for no less CPU.
         for (const statement of indexes) {
           await begin(client);
           await run(client, sql.fragment`SET LOCAL max_parallel_maintenance_workers = 0`);
@@ -357,8 +326,8 @@ class BulkRefusal extends Error {}
 
 /**
  * A refusal of the rows themselves: the projection's own check, or SQLSTATE class 22 (data
- * exception) or 23 (integrity constraint violation). The batch is applied again the ordinary way;
- * anything else is the replay's failure.
+ * exception) or 23 (integrity constraint violation). The replay then runs again without loading
+ * from the log, which names the event at fault; anything else is the replay's failure.
  */
 function isRefusal(error: unknown): boolean {
   if (error instanceof BulkRefusal || error instanceof ProjectionInvariantError) return true;

@@ -88,7 +88,28 @@ export type TableDefinition = {
  * and throw ProjectionInvariantError when an event does not fit the rows (for example an update
  * of a row that does not exist): the runtime then isolates the event and dead-letters it.
  */
-export type Projection = {
+export type Projection = ProjectionDeclaration &
+  (
+    | {
+        /**
+         * How a batch changes the tables as a fold of the events in memory followed by one write of what
+         * they changed; live batches apply it batch by batch (applyOf). A rebuild on Postgres folds many
+         * batches of the log into one FoldedChanges before it writes it, so that a row that changes all
+         * through the log (a box's balance, a stock level) is written once a write instead of once a
+         * batch, and each batch's events are let go as soon as they are folded.
+         */
+        readonly folding: Folding;
+        readonly apply?: undefined;
+      }
+    | {
+        /** How a batch changes the tables, for a projection that does not fold (the ledger: bulkRows). */
+        readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
+        readonly folding?: undefined;
+      }
+  );
+
+/** What every read model declares besides how it changes its tables. */
+export type ProjectionDeclaration = {
   readonly name: string;
   /**
    * Present when the projection's rows are only ever inserted, one list of column values per
@@ -100,15 +121,6 @@ export type Projection = {
   readonly version: number;
   readonly tables: readonly TableDefinition[];
   readonly handles: readonly EventType[];
-  readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
-  /**
-   * Present when `apply` is a fold of the events in memory followed by one write of what they
-   * changed (`apply` is then exactly `applyByFolding(folding)`). A rebuild on Postgres folds many
-   * batches of the log into one FoldedChanges before it writes it, so that a row that changes all
-   * through the log (a box's balance, a stock level) is written once a write instead of once a
-   * batch, and each batch's events are let go as soon as they are folded.
-   */
-  readonly folding?: Folding;
   /**
    * The projection decides who may read (tenant and member statuses, checked with every key): a
    * live batch that applies any of its events commits with `synchronous_commit = remote_apply`,
@@ -163,8 +175,12 @@ export function inMemoryFolding<Changes>(
   };
 }
 
-/** `apply` of a folding projection: begin, fold the batch, write. */
-export function applyByFolding(folding: Folding): Projection['apply'] {
+/** How a batch changes the projection's tables: its `apply`, or its fold (begin, fold the batch, write). */
+export function applyOf(projection: Projection): (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void> {
+  return projection.apply ?? applyByFolding(projection.folding);
+}
+
+function applyByFolding(folding: Folding): (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void> {
   return async (events, context) => {
     const changes = await folding.begin(context);
     await changes.fold(events);

@@ -1,9 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import type { DatabasePool } from 'slonik';
-import { compareLogPositions, logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
+import { compareLogPositions, type EventStore, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
-import { applyBatchInTransaction, dataReadBy, deadLetteredEventIds, decodeBatch, leanReading, namedStop, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
+import { applyBatchInTransaction, deadLetteredEventIds, namedStop, type BatchTarget } from './applyBatch.js';
 import {
   analyzeStatement,
   buildIsIntact,
@@ -21,9 +21,8 @@ import {
 import { minimumCheckpoint } from './logPositions.js';
 import { RebuildMemory, type Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
-import { applyLogSideBySide, applyReplayBatch, FoldedBatchesError } from './sideBySide.js';
+import { foldLogThroughNode, FoldedBatchesError } from './sideBySide.js';
 import { BulkLoader, LogLoadRefusedError, type BulkLoadOptions } from './bulkLoad.js';
-import { foldOnThread, logBatches, type ReplayThreads } from './replayThreads.js';
 
 export type ReplayProgress = { readonly seen: number; readonly total: number };
 
@@ -69,20 +68,13 @@ export type ReplayOptions = {
    * there, the projection's current definition), is resumed from its last committed checkpoint.
    */
   readonly fresh?: boolean;
-  /**
-   * With several lanes, `bulkLoad` and the log in the same database: the projections folded on a
-   * worker thread beside the main one (ReplayThreads). Absent: every projection on the main thread.
-   */
-  readonly threads?: ReplayThreads;
 };
 
 /**
  * Events folded before each write of a folding projection in a rebuild. Each write then carries
  * one row per row changed, however often it changed (a box's balance changes with every movement
  * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
- * let go once folded. 1M-event log, 2 cores: 16.7-17.6 s against 22.8-23.8 s batch by batch,
- * Postgres CPU 13.7-14.1 s against 19.6-20.4; 100 000 and 200 000 gained nothing more and held
- * 20-45 MB more.
+ * let go once folded. Larger windows hold more rows and gained nothing more (docs/benchmarks.md).
  */
 export const defaultFoldEvents = 50_000;
 
@@ -134,228 +126,239 @@ export async function replayProjections(options: ReplayOptions): Promise<ReplayR
   }
 }
 
+/** A replay's generations, made (or resumed) before the load. */
+type Prepared = {
+  readonly targets: readonly BatchTarget[];
+  /** Schemas of the generations an earlier replay left building, resumed from their checkpoints. */
+  readonly resumed: ReadonlySet<string>;
+  /** Events dead-lettered for these projections: a trusted replay decodes them strictly. */
+  readonly suspects: ReadonlySet<string> | undefined;
+};
+
+/** Where the load left the generations. */
+type Loaded = {
+  readonly targets: readonly BatchTarget[];
+  /** The targets that went through Node (the others Postgres loaded from the log, indexes and all). */
+  readonly byNode: readonly BatchTarget[];
+  readonly fromLog: readonly BatchTarget[];
+  readonly seen: number;
+  readonly resumedAtEvents: number;
+};
+
+/**
+ * One replay, step by step: take the replay locks, prepare the generations, load the log into
+ * them, build their indexes, switch readers to them. A failure at any step drops every generation
+ * it built (the live ones stay) and is thrown with its event named.
+ */
 async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
-  const { pool, eventStore, projections, logger } = options;
-  const batchSize = options.batchSize ?? 5000;
-  const foldEvents = options.foldEvents ?? defaultFoldEvents;
+  const { pool, projections } = options;
   const names = projections.map((p) => p.name);
   const started = performance.now();
-
   return withProjectionLocks(
     pool,
     async (locks) => {
       const taken = await locks.tryAcquire(names);
       if (taken.length !== names.length) throw new ReplayBusyError(names.filter((name) => !taken.includes(name)));
-      await ensureActiveGenerations(pool, projections);
-      const resumable = await unfinishedBuilds(pool, projections, options.fresh === true, logger);
-      const suspects = options.strict === true ? undefined : await deadLetteredEventIds(pool, names);
-
-      let targets: BatchTarget[] = [];
-      for (const projection of projections) {
-        const generation = resumable.get(projection.name) ?? (await pool.transaction((tx) => createGeneration(tx, projection, 'building')));
-        targets.push({ projection, generation, rebuild: new RebuildMemory() });
-      }
-      const resumed = new Set([...resumable.values()].map((g) => g.schemaName));
-      logger.info(
-        {
-          projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`),
-          resumed: targets.filter((t) => resumed.has(t.generation.schemaName)).map((t) => `${t.projection.name}#${t.generation.generation}@${t.generation.eventsSeen}`),
-        },
-        'replay building',
-      );
-
-      const decoding: EventDecoding = options.strict === true ? 'strict' : 'trusted';
-      const parallelism = Math.max(1, Math.min(options.parallelism ?? defaultReplayParallelism(availableParallelism()), projections.length));
-      // Opened once it is known where the projections that go through Node start.
-      let log: AsyncIterator<readonly RecordedEvent[], void, undefined> | undefined;
-      let logFrom: LogPosition = logStart;
-      // The types whose data the main thread reads (set with the projections it folds, before its first read).
-      let dataOf: ReadonlySet<string> | undefined;
-      // Reading and decoding the next batch overlaps with writing this one.
-      const readAndDecode = async (): Promise<DecodedBatch | undefined> => {
-        log ??= logBatches(eventStore, batchSize, logFrom, dataOf, leanReading(decoding, suspects))[Symbol.asyncIterator]();
-        const next = await log.next();
-        return next.done === true ? undefined : decodeBatch(next.value, decoding, suspects, dataOf);
-      };
-      let reading: Promise<DecodedBatch | undefined> | undefined;
-      const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
-      let loading: Promise<BatchTarget>[] = [];
-      let fromLog: BatchTarget[] = [];
+      const prepared = await prepareGenerations(options);
       try {
-        const head = await eventStore.head();
-        const total = Number(head.eventCount);
-        // Projections Postgres loads by itself from the log, beside the others (they get the
-        // catch-up after `head` in the switch, as every projection).
-        fromLog = head.eventCount === 0n ? [] : await loadableFromLog(pool, options, targets);
-        // The log is read from the lowest checkpoint of the projections that go through Node (the
-        // start of the log unless every one of them resumes); each skips what it has already.
-        const byNode = targets.filter((target) => !fromLog.includes(target));
-        logFrom = minimumCheckpoint(byNode.map((t) => t.generation.checkpoint));
-        const resumedAtEvents = byNode.length === 0 ? 0 : Math.min(...byNode.map((t) => Number(t.generation.eventsSeen)));
-        let seen = resumedAtEvents;
-        options.onProgress?.({ seen, total: Math.max(total, seen) });
-        loading = fromLog.map((target) => {
-          if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
-          // Node's decode reads every event from logFrom on, and stops at a type it does not know.
-          const typesChecked = byNode.length > 0 && compareLogPositions(logFrom, target.generation.checkpoint) <= 0;
-          const load = indexesToBuild(pool, target, resumed).then((indexes) => bulk.loadFromLog(target, head, indexes, typesChecked));
-          load.catch(() => undefined);
-          return load;
-        });
-        let through = targets.filter((target) => !fromLog.includes(target));
-        const lanes = new Lanes(pool, parallelism, logger, bulk);
-        if (through.length === 0) {
-          seen = total;
-        } else if (parallelism > 1) {
-          const { threads } = options;
-          const threaded = threads === undefined || bulk === undefined || eventStore.readAllOn === undefined ? [] : through.filter((t) => threads.projections.includes(t.projection.name));
-          const onMain = through.filter((t) => !threaded.includes(t));
-          dataOf = dataReadBy(onMain, decoding);
-          logFrom = minimumCheckpoint(onMain.map((t) => t.generation.checkpoint));
-          // Events each side has covered (from where its projections stood), for the progress bar.
-          const base = (group: readonly BatchTarget[]) => (group.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...group.map((t) => Number(t.generation.eventsSeen))));
-          const covered = [base(onMain), base(threaded)];
-          const progress = (side: number, events: number) => {
-            covered[side] = base(side === 0 ? onMain : threaded) + events;
-            const least = Math.min(...covered);
-            options.onProgress?.({ seen: least, total: Math.max(total, least) });
-          };
-          // The first failure, on either thread, stops the other.
-          const stop = new AbortController();
-          const signal = options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
-          const onMainThread =
-            onMain.length === 0
-              ? Promise.resolve({ targets: [], events: 0 })
-              : applyLogSideBySide({
-                  pool,
-                  targets: onMain,
-                  parallelism,
-                  // Enough for the fast projections to keep Postgres busy while the slowest folds.
-                  ahead: 2,
-                  next: readAndDecode,
-                  logger,
-                  signal,
-                  onProgress: (events) => progress(0, events),
-                  ...(bulk === undefined ? {} : { bulk }),
-                  ...(foldEvents > 0 ? { foldEvents } : {}),
-                });
-          const onThread =
-            threads === undefined || threaded.length === 0
-              ? Promise.resolve({ targets: [], events: 0 })
-              : foldOnThread(
-                  threads,
-                  { targets: threaded, batchSize, decoding, suspects, foldEvents: foldEvents > 0 ? foldEvents : undefined, parallelism: threaded.length },
-                  (events) => progress(1, events),
-                  stop.signal,
-                );
-          for (const side of [onMainThread, onThread]) side.catch((error: unknown) => stop.abort(error));
-          const [main, thread] = await Promise.allSettled([onMainThread, onThread]);
-          if (main.status === 'rejected') throw main.reason;
-          if (thread.status === 'rejected') throw thread.reason;
-          through = through.map((target) => [...main.value.targets, ...thread.value.targets].find((t) => t.projection === target.projection) ?? target);
-          seen = onMain.length > 0 ? base(onMain) + main.value.events : base(threaded) + thread.value.events;
-        } else {
-          dataOf = dataReadBy(through, decoding);
-          reading = readAndDecode();
-          for (;;) {
-            options.signal?.throwIfAborted();
-            const batch = await reading;
-            if (batch === undefined) break;
-            reading = readAndDecode();
-            through = await lanes.apply(through, batch);
-            seen += batch.events.length;
-            options.onProgress?.({ seen, total: Math.max(total, seen) });
-          }
-          reading = undefined;
-        }
-        await log?.return?.();
-        const loaded = await Promise.all(loading);
-        loading = [];
-        // Only projections loaded from the log: nothing went by batch to report progress.
-        if (through.length === 0) options.onProgress?.({ seen, total });
-        await bulk?.close();
-        targets = targets.map((target) => through.find((t) => t.projection === target.projection) ?? loaded.find((t) => t.projection === target.projection) ?? target);
-
-        // Once loaded: the deferred indexes, each built on a connection of its own side by side
-        // (the largest, the ledger's two, do not wait for each other), and fresh planner
-        // statistics before readers see the tables: the tables without an index to build are
-        // analysed while the builds run, the others after theirs (ANALYZE waits for the build's lock).
-        // (Those loaded from the log have built theirs already.)
-        await lanes.each(await indexAndStatisticsJobs(pool, through, resumed), async (statement) => {
-          options.signal?.throwIfAborted();
-          await pool.query(statement);
-        });
-
-        // While the switch transaction holds the locks it reads the log itself when the log is in
-        // the same database; otherwise on the store's own connection, outside the transaction's
-        // async context (which slonik would otherwise refuse).
-        const logReader = new AsyncResource('replay-log-reader');
-        const replaced = await pool.transaction(async (tx) => {
-          const live = await lockActiveGenerations(tx, names);
-          // Several batches in one transaction that no lane confirms: the projections read back.
-          targets = targets.map(({ projection, generation }) => ({ projection, generation }));
-          for (;;) {
-            const from = minimumCheckpoint(targets.map((t) => t.generation.checkpoint));
-            const batch = eventStore.readAllOn
-              ? await eventStore.readAllOn(tx, from, batchSize)
-              : await logReader.runInAsyncScope(() => eventStore.readAll(from, batchSize));
-            if (batch.events.length > 0) {
-              targets = [...(await applyBatchInTransaction(tx, targets, batch.events, 'replay', logger)).targets];
-              seen += batch.events.length;
-            }
-            if (batch.atHead) break;
-          }
-          // The views depend on the old tables: repoint them first, then the old schemas can go.
-          await pointViewsForSwitch(tx, targets.map((t) => ({ projection: t.projection, schemaName: t.generation.schemaName })), { logger, signal: options.signal });
-          for (const target of targets) {
-            const old = live.find((g) => g.projection === target.projection.name);
-            if (old) {
-              await setGenerationState(tx, old, 'retired');
-              await dropGenerationSchema(tx, old.schemaName);
-            }
-            await setGenerationState(tx, target.generation, 'active');
-          }
-          return live;
-        });
-        options.onProgress?.({ seen, total: Math.max(total, seen) });
+        const loaded = await loadLog(options, prepared);
+        await buildIndexes(options, loaded.byNode, prepared.resumed);
+        const switched = await switchReaders(options, loaded.targets);
         const result: ReplayResult = {
-          events: seen,
-          resumedAtEvents,
+          events: loaded.seen + switched.caughtUp,
+          resumedAtEvents: loaded.resumedAtEvents,
           seconds: (performance.now() - started) / 1000,
-          projections: targets.map((t) => ({
+          projections: switched.targets.map((t) => ({
             projection: t.projection.name,
             generation: t.generation.generation,
             eventsApplied: Number(t.generation.eventsApplied),
-            replaced: replaced.find((g) => g.projection === t.projection.name)?.generation ?? 0,
-            fromLog: fromLog.some((f) => f.projection === t.projection),
-            resumed: resumed.has(t.generation.schemaName),
+            replaced: switched.replaced.find((g) => g.projection === t.projection.name)?.generation ?? 0,
+            fromLog: loaded.fromLog.some((f) => f.projection === t.projection),
+            resumed: prepared.resumed.has(t.generation.schemaName),
           })),
         };
-        logger.info(result, 'replay switched readers to the new generation');
+        options.onProgress?.({ seen: result.events, total: result.events });
+        options.logger.info(result, 'replay switched readers to the new generation');
         return result;
       } catch (caught) {
-        void reading?.catch(() => undefined);
-        // An event read lean is named by its id and stream, looked up by its position.
-        const error = await namedStop(caught, eventStore).catch(() => caught);
-        // A load from the log still running holds its table: it ends (or fails) before the drop.
-        await Promise.allSettled(loading);
-        // Closes a log stream still open (its connection), and the COPY lanes.
-        await log?.return?.().catch(() => undefined);
-        await bulk?.close();
-        const reason = error instanceof Error ? error.message : String(error);
-        for (const target of targets) {
-          await pool
-            .transaction(async (tx) => {
-              await dropGenerationSchema(tx, target.generation.schemaName);
-              await setGenerationState(tx, target.generation, 'failed', reason);
-            })
-            .catch((cleanupError: unknown) => logger.error({ err: cleanupError }, 'could not clean up a failed replay generation'));
-        }
-        throw error;
+        throw await cleanUp(options, prepared.targets, caught);
       }
     },
     'replay',
   );
+}
+
+/**
+ * Step 1: the generations to build. Per projection, the one an earlier replay left building when
+ * it can be resumed (unfinishedBuilds), else a new one, empty.
+ */
+async function prepareGenerations(options: ReplayOptions): Promise<Prepared> {
+  const { pool, projections, logger } = options;
+  await ensureActiveGenerations(pool, projections);
+  const resumable = await unfinishedBuilds(pool, projections, options.fresh === true, logger);
+  const suspects = options.strict === true ? undefined : await deadLetteredEventIds(pool, projections.map((p) => p.name));
+  const targets: BatchTarget[] = [];
+  for (const projection of projections) {
+    const generation = resumable.get(projection.name) ?? (await pool.transaction((tx) => createGeneration(tx, projection, 'building')));
+    targets.push({ projection, generation, rebuild: new RebuildMemory() });
+  }
+  const resumed = new Set([...resumable.values()].map((g) => g.schemaName));
+  logger.info(
+    {
+      projections: targets.map((t) => `${t.projection.name}#${t.generation.generation}`),
+      resumed: targets.filter((t) => resumed.has(t.generation.schemaName)).map((t) => `${t.projection.name}#${t.generation.generation}@${t.generation.eventsSeen}`),
+    },
+    'replay building',
+  );
+  return { targets, resumed, suspects };
+}
+
+/**
+ * Step 2: the log up to its head into the generations. Projections Postgres can load by itself
+ * (loadableFromLog) load beside the others, each on a connection of its own; the others take the
+ * log through Node, from the lowest of their checkpoints, side by side on several connections
+ * (applyLogSideBySide) or batch by batch on one (PGlite). What arrives after the head is the
+ * switch's to apply.
+ */
+async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Loaded> {
+  const { pool, eventStore, logger } = options;
+  const { targets } = prepared;
+  const bulk = options.bulkLoad === undefined ? undefined : new BulkLoader(options.bulkLoad, logger);
+  let loading: Promise<BatchTarget>[] = [];
+  let log: AsyncIterator<readonly RecordedEvent[], void, undefined> | undefined;
+  try {
+    const head = await eventStore.head();
+    const total = Number(head.eventCount);
+    const fromLog = head.eventCount === 0n ? [] : await loadableFromLog(pool, options, targets);
+    let byNode = targets.filter((target) => !fromLog.includes(target));
+    // Each projection that resumes skips what it has already.
+    const logFrom = minimumCheckpoint(byNode.map((t) => t.generation.checkpoint));
+    const resumedAtEvents = byNode.length === 0 ? 0 : Math.min(...byNode.map((t) => Number(t.generation.eventsSeen)));
+    const progress = (seen: number) => options.onProgress?.({ seen, total: Math.max(total, seen) });
+    progress(resumedAtEvents);
+    loading = fromLog.map((target) => {
+      if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
+      // Node's decode reads every event from logFrom on, and stops at a type it does not know.
+      const typesChecked = byNode.length > 0 && compareLogPositions(logFrom, target.generation.checkpoint) <= 0;
+      const load = indexesToBuild(pool, target, prepared.resumed).then((indexes) => bulk.loadFromLog(target, head, indexes, typesChecked));
+      load.catch(() => undefined);
+      return load;
+    });
+
+    let seen = total;
+    if (byNode.length > 0) {
+      const foldEvents = options.foldEvents ?? defaultFoldEvents;
+      const folded = await foldLogThroughNode({
+        pool,
+        eventStore,
+        logger,
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        decoding: options.strict === true ? 'strict' : 'trusted',
+        parallelism: lanesOf(options),
+        suspects: prepared.suspects,
+        targets: byNode,
+        from: logFrom,
+        ...(bulk === undefined ? {} : { bulk }),
+        ...(foldEvents > 0 ? { foldEvents } : {}),
+        onProgress: (events) => progress(resumedAtEvents + events),
+        opened: (opened) => {
+          log = opened;
+        },
+      });
+      byNode = folded.targets;
+      seen = resumedAtEvents + folded.events;
+    }
+    const loaded = await Promise.all(loading);
+    loading = [];
+    progress(seen);
+    const after = (target: BatchTarget) => byNode.find((t) => t.projection === target.projection) ?? loaded.find((t) => t.projection === target.projection) ?? target;
+    return { targets: targets.map(after), byNode, fromLog, seen, resumedAtEvents };
+  } catch (error) {
+    // A load from the log still running holds its table: it ends (or fails) before the drop.
+    await Promise.allSettled(loading);
+    // Closes a log stream still open (its connection).
+    await log?.return?.().catch(() => undefined);
+    throw error;
+  } finally {
+    await bulk?.close();
+  }
+}
+
+/**
+ * Step 3: the deferred indexes of the generations loaded through Node, each built on a connection
+ * of its own side by side (the ledger's two do not wait for each other), and fresh planner
+ * statistics before readers see the tables: the tables without an index to build are analysed
+ * while the builds run, the others after theirs (ANALYZE waits for the build's lock). Those loaded
+ * from the log have built theirs already.
+ */
+async function buildIndexes(options: ReplayOptions, targets: readonly BatchTarget[], resumed: ReadonlySet<string>): Promise<void> {
+  const { pool } = options;
+  const parallelism = lanesOf(options);
+  await eachAtMost(parallelism, await indexAndStatisticsJobs(pool, targets, resumed), async (statement) => {
+    options.signal?.throwIfAborted();
+    await pool.query(statement);
+  });
+}
+
+/**
+ * Step 4: one transaction locks the live checkpoints (a running projector waits), applies what
+ * arrived after the load, points the read_models views at the new tables and drops the old ones.
+ * Readers see the old data until it commits and the new data after. Returns the new generations,
+ * those they replaced and the events applied here.
+ */
+async function switchReaders(options: ReplayOptions, loaded: readonly BatchTarget[]): Promise<{ targets: BatchTarget[]; replaced: readonly Generation[]; caughtUp: number }> {
+  const { pool, eventStore, logger } = options;
+  const batchSize = options.batchSize ?? 5000;
+  // When the log is in another store it is read on the store's own connection, outside the
+  // transaction's async context (which slonik would otherwise refuse).
+  const logReader = new AsyncResource('replay-log-reader');
+  // Several batches in one transaction that no lane confirms: the projections read back (no rebuild memory).
+  let targets: BatchTarget[] = loaded.map(({ projection, generation }) => ({ projection, generation }));
+  let caughtUp = 0;
+  const replaced = await pool.transaction(async (tx) => {
+    const live = await lockActiveGenerations(tx, targets.map((t) => t.projection.name));
+    for (;;) {
+      const from = minimumCheckpoint(targets.map((t) => t.generation.checkpoint));
+      const batch = eventStore.readAllOn ? await eventStore.readAllOn(tx, from, batchSize) : await logReader.runInAsyncScope(() => eventStore.readAll(from, batchSize));
+      if (batch.events.length > 0) {
+        targets = [...(await applyBatchInTransaction(tx, targets, batch.events, 'replay', logger)).targets];
+        caughtUp += batch.events.length;
+      }
+      if (batch.atHead) break;
+    }
+    // The views depend on the old tables: repoint them first, then the old schemas can go.
+    await pointViewsForSwitch(tx, targets.map((t) => ({ projection: t.projection, schemaName: t.generation.schemaName })), { logger, signal: options.signal });
+    for (const target of targets) {
+      const old = live.find((g) => g.projection === target.projection.name);
+      if (old) {
+        await setGenerationState(tx, old, 'retired');
+        await dropGenerationSchema(tx, old.schemaName);
+      }
+      await setGenerationState(tx, target.generation, 'active');
+    }
+    return live;
+  });
+  return { targets, replaced, caughtUp };
+}
+
+/**
+ * On a failure: the generations being built are dropped and marked failed (the live ones stay);
+ * returns the error to throw, its event named when it came from a lean read.
+ */
+async function cleanUp(options: ReplayOptions, targets: readonly BatchTarget[], caught: unknown): Promise<unknown> {
+  const { pool, logger } = options;
+  const error = await namedStop(caught, options.eventStore).catch(() => caught);
+  const reason = error instanceof Error ? error.message : String(error);
+  for (const target of targets) {
+    await pool
+      .transaction(async (tx) => {
+        await dropGenerationSchema(tx, target.generation.schemaName);
+        await setGenerationState(tx, target.generation, 'failed', reason);
+      })
+      .catch((cleanupError: unknown) => logger.error({ err: cleanupError }, 'could not clean up a failed replay generation'));
+  }
+  return error;
 }
 
 /**
@@ -378,8 +381,7 @@ async function loadableFromLog(pool: DatabasePool, options: ReplayOptions, targe
 /**
  * Side-by-side transactions of a replay on a machine with `cores` cores: one more than the cores.
  * A batch's transaction holds its connection while Node folds the batch as well as while Postgres
- * writes it, so with as many transactions as cores both sides wait on each other half the time
- * (1M-event log, 2 cores: 22.8 s with 2, 21.0 s with 3).
+ * writes it, so with as many transactions as cores both sides wait on each other half the time.
  */
 export function defaultReplayParallelism(cores: number): number {
   return Math.max(1, cores) + 1;
@@ -437,34 +439,21 @@ async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projec
   return resumable;
 }
 
-/**
- * One connection (PGlite): every projection applies a batch in one transaction that also moves
- * their checkpoints. Several: the log goes through applyLogSideBySide, and `each` runs the work
- * after the load (indexes, statistics) side by side.
- */
-class Lanes {
-  constructor(
-    private readonly pool: DatabasePool,
-    private readonly parallelism: number,
-    private readonly logger: Logger,
-    private readonly bulk: BulkLoader | undefined,
-  ) {}
+/** Transactions a replay runs side by side: at most one a projection. */
+function lanesOf(options: ReplayOptions): number {
+  return Math.max(1, Math.min(options.parallelism ?? defaultReplayParallelism(availableParallelism()), options.projections.length));
+}
 
-  async apply(targets: readonly BatchTarget[], batch: DecodedBatch): Promise<BatchTarget[]> {
-    return applyReplayBatch(this.pool, targets, batch, this.logger, this.bulk);
-  }
-
-  /** Runs `work` for every item, at most `parallelism` at once; every one ends before a failure is thrown. */
-  async each<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      for (let index = next++; index < items.length; index = next++) {
-        const item = items[index];
-        if (item !== undefined) await work(item);
-      }
-    };
-    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.parallelism, items.length) }, worker));
-    const failed = settled.find((result) => result.status === 'rejected');
-    if (failed) throw failed.reason;
-  }
+/** Runs `work` for every item, at most `parallelism` at once; every one ends before a failure is thrown. */
+async function eachAtMost<T>(parallelism: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      const item = items[index];
+      if (item !== undefined) await work(item);
+    }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(parallelism, items.length) }, worker));
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { createGeneration, loadGenerations } from './generations.js';
-import { applyByFolding, ProjectionInvariantError, type Folding, type Projection } from './projection.js';
+import { ProjectionInvariantError, type Folding, type Projection } from './projection.js';
 import { applyLogSideBySide, FoldedBatchesError } from './sideBySide.js';
 
 const batches = 12;
@@ -90,7 +90,6 @@ function foldingProjection(name: string, options: { failAtSeq?: number } = {}) {
     handles: ['ClinicOpened'],
     tables: seenTables,
     folding,
-    apply: applyByFolding(folding),
   };
   return { projection, writes };
 }

@@ -1,7 +1,8 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
-import { applyBatchInTransaction, handledEvents, planTarget, type BatchTarget, type DecodedBatch } from './applyBatch.js';
+import type { EventStore, LogPosition, RecordedEvent } from '../eventStore/eventStore.js';
+import { applyBatchInTransaction, dataReadBy, decodeBatch, handledEvents, leanReading, planTarget, type BatchTarget, type DecodedBatch, type EventDecoding } from './applyBatch.js';
 import type { BulkLoader } from './bulkLoad.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance } from './generations.js';
 import type { ProjectedEvent } from './projection.js';
@@ -20,7 +21,7 @@ export type SideBySideOptions = {
   readonly signal?: AbortSignal;
   /** Events every projection has applied so far. */
   readonly onProgress?: (events: number) => void;
-  /** COPY lanes for the insert-only projections (real Postgres). */
+  /** COPY lanes for the insert-only projections (real Postgres), when they fold (foldEvents). */
   readonly bulk?: BulkLoader;
   /**
    * Events of the log a folding projection (Projection.folding) folds before each write; absent:
@@ -45,33 +46,90 @@ export class FoldedBatchesError extends Error {
 
 /**
  * One batch of a rebuild for `targets`, in one transaction that also moves their checkpoints; their
- * rebuild memories trust what it wrote only once it has committed. With `bulk`, each insert-only
- * target loads its rows by COPY in a transaction of its own (BulkLoader), unless the COPY refused
- * them: then it joins the others.
+ * rebuild memories trust what it wrote only once it has committed.
  */
-export async function applyReplayBatch(
-  pool: DatabasePool,
-  targets: readonly BatchTarget[],
-  batch: DecodedBatch,
-  logger: Logger,
-  bulk?: BulkLoader,
-): Promise<BatchTarget[]> {
-  const after = new Map<BatchTarget, BatchTarget>();
-  const ordinary: BatchTarget[] = [];
-  for (const target of targets) {
-    const loaded = bulk?.loads(target) === true ? await bulk.apply(target, batch) : undefined;
-    if (loaded === undefined) ordinary.push(target);
-    else after.set(target, loaded);
-  }
-  if (ordinary.length > 0) {
-    const result = await replayTransaction(pool, (tx) => {
-      for (const target of ordinary) target.rebuild?.begin();
-      return applyBatchInTransaction(tx, ordinary, batch, 'replay', logger);
+export async function applyReplayBatch(pool: DatabasePool, targets: readonly BatchTarget[], batch: DecodedBatch, logger: Logger): Promise<BatchTarget[]> {
+  const result = await replayTransaction(pool, (tx) => {
+    for (const target of targets) target.rebuild?.begin();
+    return applyBatchInTransaction(tx, targets, batch, 'replay', logger);
+  });
+  for (const target of targets) target.rebuild?.committed();
+  return targets.map((target, index) => result.targets[index] ?? target);
+}
+
+/** What foldLogThroughNode takes. */
+export type ThroughNodeOptions = {
+  readonly pool: DatabasePool;
+  readonly eventStore: EventStore;
+  readonly logger: Logger;
+  readonly decoding: EventDecoding;
+  readonly batchSize?: number;
+  /** Transactions at once: 1 applies batch by batch on one connection (PGlite). */
+  readonly parallelism: number;
+  readonly suspects: ReadonlySet<string> | undefined;
+  readonly targets: readonly BatchTarget[];
+  readonly from: LogPosition;
+  readonly bulk?: BulkLoader;
+  readonly foldEvents?: number;
+  readonly signal?: AbortSignal;
+  readonly onProgress: (events: number) => void;
+  /** Gets the log's stream, which the caller closes on a failure. */
+  readonly opened: (log: AsyncIterator<readonly RecordedEvent[], void, undefined>) => void;
+};
+
+/**
+ * The log from `from` through Node for `targets`: decoded batch by batch, folded side by side on
+ * several connections (applyLogSideBySide), or on one connection (PGlite) applied batch by batch
+ * in one transaction each while the next batch is read and decoded. Returns the targets and the
+ * events they covered.
+ */
+export async function foldLogThroughNode(options: ThroughNodeOptions): Promise<{ targets: BatchTarget[]; events: number }> {
+  const { pool, logger, decoding, suspects, targets, onProgress } = options;
+  // The types whose data the decode needs: the stream may leave the others' out.
+  const dataOf = dataReadBy(targets, decoding);
+  const log = logBatches(options.eventStore, options.batchSize ?? 5000, options.from, dataOf, leanReading(decoding, suspects))[Symbol.asyncIterator]();
+  options.opened(log);
+  const next = async (): Promise<DecodedBatch | undefined> => {
+    const batch = await log.next();
+    return batch.done === true ? undefined : decodeBatch(batch.value, decoding, suspects, dataOf);
+  };
+  let result: { targets: BatchTarget[]; events: number };
+  if (options.parallelism > 1) {
+    result = await applyLogSideBySide({
+      pool,
+      targets,
+      parallelism: options.parallelism,
+      // Enough for the fast projections to keep Postgres busy while the slowest folds.
+      ahead: 2,
+      next,
+      logger,
+      onProgress,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.bulk === undefined ? {} : { bulk: options.bulk }),
+      ...(options.foldEvents === undefined ? {} : { foldEvents: options.foldEvents }),
     });
-    for (const target of ordinary) target.rebuild?.committed();
-    ordinary.forEach((target, index) => after.set(target, result.targets[index] ?? target));
+  } else {
+    let current = [...targets];
+    let events = 0;
+    let reading = next();
+    try {
+      for (;;) {
+        options.signal?.throwIfAborted();
+        const batch = await reading;
+        if (batch === undefined) break;
+        reading = next();
+        current = await applyReplayBatch(pool, current, batch, logger);
+        events += batch.events.length;
+        onProgress(events);
+      }
+    } catch (error) {
+      void reading.catch(() => undefined);
+      throw error;
+    }
+    result = { targets: current, events };
   }
-  return targets.map((target) => after.get(target) ?? target);
+  await log.return?.();
+  return result;
 }
 
 /**
@@ -255,7 +313,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       try {
         const current = targets[lane];
         if (failed || current === undefined) break;
-        result = await applyReplayBatch(pool, [current], batch, logger, options.bulk);
+        result = await applyReplayBatch(pool, [current], batch, logger);
         targets[lane] = result[0] ?? current;
       } finally {
         release();
@@ -305,4 +363,33 @@ function folds(target: BatchTarget, bulk: BulkLoader | undefined): boolean {
 /** Two consecutive advances of one checkpoint as one. */
 function joined(earlier: CheckpointAdvance, later: CheckpointAdvance): CheckpointAdvance {
   return { generation: earlier.generation, to: later.to, seen: earlier.seen + later.seen, applied: earlier.applied + later.applied, lastRecordedAt: later.lastRecordedAt };
+}
+
+/**
+ * The whole log for a replay from `start`: the store's stream where it has one (Postgres: COPY, a
+ * few batches a statement), then readAll from where the stream ended up to the head, for what was
+ * appended meanwhile. `dataOf`: the types whose data the reader needs (the stream may leave the
+ * others' out; readAll gives every event's). `lean`: the stream may leave out each event's stream
+ * name, revision and id (StreamAllOptions.lean); readAll gives them.
+ */
+async function* logBatches(
+  eventStore: EventStore,
+  batchSize: number,
+  start: LogPosition,
+  dataOf: ReadonlySet<string> | undefined,
+  lean: boolean,
+): AsyncGenerator<readonly RecordedEvent[], void, undefined> {
+  let from: LogPosition = start;
+  if (eventStore.streamAll) {
+    for await (const batch of eventStore.streamAll(from, batchSize, { ...(dataOf === undefined ? {} : { dataOf: [...dataOf] }), lean })) {
+      yield batch.events;
+      from = batch.next;
+    }
+  }
+  for (;;) {
+    const batch = await eventStore.readAll(from, batchSize);
+    if (batch.events.length > 0) yield batch.events;
+    from = batch.next;
+    if (batch.atHead || batch.events.length === 0) return;
+  }
 }

@@ -21,8 +21,6 @@ import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../
 import { readModelDigests } from '../support/projectionTestBed.js';
 
 const asOf = '2026-11-01T00:00:00.000Z';
-/** The module of a replay's worker thread, from the sources (started through tsx's loader). */
-const replayThreadModule = new URL('../../src/main/replayThread.ts', import.meta.url);
 
 type Seeded = { database: TestDatabase; eventStore: EventStore };
 
@@ -159,24 +157,6 @@ describe('replays of a medium seed (real Postgres)', () => {
     await replayProjections({ pool, eventStore: watched, projections, logger: silentLogger, parallelism: 3, strict: true });
     expect(lean).toEqual([false]);
     expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, reference?.[table]])));
-  }, 600_000);
-
-  test('the analytics fold on a worker thread builds the same read tables', async () => {
-    if (!seeded || !reference) throw new Error('the first test did not run');
-    const { pool, url } = seeded.database;
-    const result = await replayProjections({
-      pool,
-      eventStore: seeded.eventStore,
-      projections: allProjections,
-      logger: silentLogger,
-      parallelism: 3,
-      batchSize: 2000,
-      foldEvents: 6000,
-      bulkLoad: { connectionUri: url },
-      threads: { module: replayThreadModule, projections: ['analytics'], connectionUri: url, logLevel: 'silent' },
-    });
-    expect(result.events).toBe(Number((await seeded.eventStore.head()).eventCount));
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
   }, 600_000);
 
   /**
@@ -402,19 +382,6 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
     if (!seeded) throw new Error('no database');
     // Small batches: the search batch by batch then isolates the event within 500 events, not 5 000.
     await expectPoisonedBoxNamed({ projections: allProjections, parallelism: 3, batchSize: 500, bulkLoad: { connectionUri: seeded.database.url } });
-  }, 180_000);
-
-  test('an event the analytics fold on a worker thread cannot apply stops the replay with the event named', async () => {
-    if (!seeded) throw new Error('no database');
-    const { url } = seeded.database;
-    // Analytics alone, on the thread: its error crosses to the main thread with its class.
-    await expectPoisonedBoxNamed({
-      projections: allProjections.filter((p) => p.name === 'analytics'),
-      parallelism: 3,
-      batchSize: 500,
-      bulkLoad: { connectionUri: url },
-      threads: { module: replayThreadModule, projections: ['analytics'], connectionUri: url, logLevel: 'silent' },
-    });
   }, 180_000);
 
   /**

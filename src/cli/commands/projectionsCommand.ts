@@ -57,9 +57,6 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
       const batchSize = integerOption(values.batch, 'batch', { min: 1, max: 100_000 }, 5000);
       // Events a folding projection folds before each write (0: each batch on its own).
       const foldEvents = integerOption(values.fold, 'fold', { min: 0, max: 10_000_000 }, defaultFoldEvents);
-      // 1: the analytics fold (the costliest) on a worker thread of its own. Off by default: the
-      // thread decodes the whole log again, and on 2 shared cores that cost more than it saved.
-      const threads = integerOption(values.threads, 'threads', { min: 0, max: 1 }, 0);
       const services = await openServices(config, logger, clock);
       // PGlite runs one transaction at a time: side-by-side projections would only queue there.
       const lanes = services.database.kind === 'pglite' ? 1 : defaultReplayParallelism(availableParallelism());
@@ -77,9 +74,6 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
           parallelism,
           foldEvents,
           ...bulkLoadOf(services.database),
-          ...(threads === 0 || services.database.kind !== 'postgres'
-            ? {}
-            : { threads: { module: replayThreadModule(), projections: threadedProjections, connectionUri: services.database.connectionUri, logLevel: logger.level } }),
           // The total is the visible log when the replay starts; it grows if events arrive.
           onProgress: ({ seen, total }) => bar.update(seen, total),
         });
@@ -93,15 +87,6 @@ export const projectionsCommand: Command = async ({ args, config, logger, clock 
     }
   }
 };
-
-/** The projections a replay folds on a worker thread (--threads 1): the analytics fold, Node's largest share of a rebuild. */
-const threadedProjections = ['analytics'];
-
-/** src/main/replayThread as this module runs: compiled (dist/, .js) or from the TypeScript sources. */
-function replayThreadModule(): URL {
-  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return new URL(`../../main/replayThread${extension}`, import.meta.url);
-}
 
 function projectionsFromOption(names: readonly string[]) {
   try {
