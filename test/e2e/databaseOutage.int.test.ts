@@ -10,7 +10,7 @@ import { shutdownGraceMs } from '../../src/main/serve.js';
 import { runCli, startCli } from '../support/cli.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
 import { testPostgresAdminUrl } from '../support/services.js';
-import { closedPort, tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 
 type Started = Awaited<ReturnType<typeof startCli>>;
 
@@ -41,7 +41,7 @@ describe('Postgres outage under load: serve through a proxy', () => {
     key = z.object({ key: z.string() }).parse(JSON.parse(issued.stdout)).key;
 
     const target = new URL(testPostgresAdminUrl);
-    proxy = tcpProxy({ host: target.hostname, port: Number(target.port) }, await closedPort());
+    proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
     await proxy.start();
     const viaProxy = new URL(database.url);
     viaProxy.hostname = '127.0.0.1';

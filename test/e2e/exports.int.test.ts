@@ -9,7 +9,7 @@ import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
 import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
 import { eventually } from '../support/eventually.js';
-import { closedPort, redisProxy } from '../support/redisProxy.js';
+import { redisProxy } from '../support/redisProxy.js';
 import { startS3Server, useS3Credentials, type S3TestServer } from '../support/s3Server.js';
 import { testRedisUrl } from '../support/services.js';
 import { minute, postExport, requestExport, poll, pollUntilReady, download, briefing, parseCsv, auditOf, jobRows, checkWholeFlow, type Json } from './exportFlows.js';
@@ -321,10 +321,10 @@ describe('export request while Redis is down (BullMQ queue)', () => {
   let bed: ApiTestBed;
   let key: string;
   let prefix: string;
-  let proxy: ReturnType<typeof redisProxy>;
+  let proxy: Awaited<ReturnType<typeof redisProxy>>;
 
   beforeAll(async () => {
-    proxy = redisProxy(await closedPort());
+    proxy = await redisProxy();
     await proxy.start();
     bed = await createApiTestBed({ redisUrl: proxy.url });
     const tenant = bed.tenants[0];
