@@ -403,8 +403,14 @@ describe('watch', () => {
     } finally {
       await watcher.stop();
     }
+    // Stopped for good: a witness polling at the same interval polls three times meanwhile.
     const polls = watcher.polls;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const witness = createClient({ baseUrl: bed.baseUrl, apiKey: key }).watch.orders({ intervalMs: 50, onChange: () => undefined });
+    try {
+      await vi.waitFor(() => expect(witness.polls).toBeGreaterThanOrEqual(3), { timeout: 20_000 });
+    } finally {
+      await witness.stop();
+    }
     expect(watcher.polls).toBe(polls);
 
     // A new process with the saved cursor: only what changed meanwhile.
