@@ -66,17 +66,13 @@ async function schemaExists(pool: DatabasePool, schemaName: string): Promise<boo
 describe('replays of a medium seed (real Postgres)', () => {
   let seeded: Seeded | undefined;
   let built: Promise<Record<string, string>> | undefined;
-  /**
-   * The digests of the read tables a trusted replay builds, which every other replay must build
-   * too; the first test to ask runs that replay (so that each test can run alone, in any order),
-   * which also leaves live generations for the tests that kill a rebuild.
-   */
+  // What every replay must build: the first test to ask runs a trusted replay (each test can run alone,
+  // in any order), which also leaves live generations for the tests that kill a rebuild.
   const reference = (): Promise<Record<string, string>> =>
     (built ??= (async () => {
       if (!seeded) throw new Error('no database');
-      const { pool, url } = seeded.database;
-      await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } });
-      return readModelDigests(pool, allProjections);
+      await replayProjections({ pool: seeded.database.pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: seeded.database.url } });
+      return readModelDigests(seeded.database.pool, allProjections);
     })());
   beforeAll(async () => {
     seeded = await openSeeded('medium');
