@@ -1,22 +1,17 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiTestBed, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { beforeEach, describe, expect, test } from 'vitest';
+import type { ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { useApiBed } from '../../../test/support/useApiBed.js';
 import type { TenantSummary } from '../../console/seedSummary.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { v1Operations } from './operations.js';
 
+const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 1 } });
 let bed: ApiTestBed;
 let tenant: TenantSummary;
 let key: string;
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 1 });
-  const first = bed.tenants[0];
-  if (!first) throw new Error('no tenant');
-  tenant = first;
-  key = await bed.issueKey(tenant, issuableScopes);
-});
-afterAll(async () => {
-  await bed?.close();
+beforeEach(() => {
+  ({ bed, tenant, key } = given);
 });
 
 function firstOf(ids: readonly string[]): string {
