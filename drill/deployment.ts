@@ -12,7 +12,7 @@ import { createDatabasePool } from '../src/platform/db.js';
 import { sql } from '../src/platform/sql.js';
 import { runCli, cliPath } from '../test/support/cli.js';
 import { startS3Server, s3rverCredentials, type S3TestServer } from '../test/support/s3Server.js';
-import { closedPort, tcpProxy, type TcpProxy } from '../test/support/tcpProxy.js';
+import { tcpProxy, type TcpProxy } from '../test/support/tcpProxy.js';
 
 export type Role = 'api' | 'projector' | 'worker';
 
@@ -64,7 +64,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   const s3 = await startS3Server('supply-drill-exports');
   const queueName = `drill-exports-${randomBytes(6).toString('hex')}`;
   const redisTarget = new URL(options.redisUrl);
-  const redis = tcpProxy({ host: redisTarget.hostname, port: Number(redisTarget.port) }, await closedPort());
+  const redis = await tcpProxy({ host: redisTarget.hostname, port: Number(redisTarget.port) });
   await redis.start();
   const pgTarget = new URL(options.postgresAdminUrl);
   const s3Target = new URL(s3.endpoint);
@@ -93,8 +93,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
 
   const processes: ServiceProcess[] = [];
   for (const role of ['api', 'api', 'projector', 'projector', 'worker', 'worker'] as const) {
-    const postgres = tcpProxy({ host: pgTarget.hostname, port: Number(pgTarget.port) }, await closedPort());
-    const s3Proxy = tcpProxy({ host: s3Target.hostname, port: Number(s3Target.port) }, await closedPort());
+    const postgres = await tcpProxy({ host: pgTarget.hostname, port: Number(pgTarget.port) });
+    const s3Proxy = await tcpProxy({ host: s3Target.hostname, port: Number(s3Target.port) });
     await postgres.start();
     await s3Proxy.start();
     const service: ServiceProcess = {

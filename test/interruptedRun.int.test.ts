@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createDatabasePool } from '../src/platform/db.js';
 import { sql } from '../src/platform/sql.js';
+import { eventually } from './support/eventually.js';
 import { services, testPostgresAdminUrl, testRedisUrl } from './support/services.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -23,15 +23,16 @@ async function existing(names: readonly string[]): Promise<readonly string[]> {
   }
 }
 
-/** Polls `check` until it answers a value, or fails after `ms` naming what it waited for. */
-async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(200);
-  }
+/** Polls `check` until it answers a value; `ms` bounds only a failure, which names what it waited for. */
+function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  return eventually(
+    async () => {
+      const value = await check();
+      if (value === undefined) throw new Error(`${what}: not within ${ms} ms`);
+      return value;
+    },
+    { timeoutMs: ms, intervalMs: 200 },
+  );
 }
 
 /**
@@ -56,7 +57,7 @@ describe.runIf(services.postgres)('an interrupted test run', () => {
     run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise((resolve) => run.once('exit', resolve));
     try {
-      const names = await eventually(`both fixtures holding a database (output: ${output})`, 120_000, async () => {
+      const names = await until(`both fixtures holding a database (output: ${output})`, 120_000, async () => {
         const files = await readdir(out);
         return files.length === 2 ? Promise.all(files.map((file) => readFile(path.join(out, file), 'utf8'))) : undefined;
       });
@@ -67,7 +68,7 @@ describe.runIf(services.postgres)('an interrupted test run', () => {
       if (pid === undefined) throw new Error('vitest did not start');
       process.kill(target === 'the process group' ? -pid : pid, signal);
       await exited;
-      await eventually('the interrupted run dropping its databases', 60_000, async () => ((await existing(names)).length === 0 ? true : undefined));
+      await until('the interrupted run dropping its databases', 60_000, async () => ((await existing(names)).length === 0 ? true : undefined));
     } finally {
       if (run.exitCode === null && run.signalCode === null && run.pid !== undefined) process.kill(-run.pid, 'SIGKILL');
       await rm(out, { recursive: true, force: true });

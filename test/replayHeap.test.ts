@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { cliPath, processesEnded, processTree, runCli } from './support/cli.js';
+import { eventually } from './support/eventually.js';
 
 /** bin/replayHeap.js, plain JavaScript run before any TypeScript loader (its shape, as used here). */
 type ReplayHeap = {
@@ -79,25 +79,21 @@ describe('the replay runs in a process of its own with a young generation sized 
 });
 
 async function until(condition: () => boolean, failure: string): Promise<void> {
-  const deadline = performance.now() + 20_000;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(failure);
-    await sleep(20);
-  }
+  await eventually(() => {
+    if (!condition()) throw new Error(failure);
+  });
 }
 
 function commandLine(pid: number): string[] {
   return readText(`/proc/${pid}/cmdline`).split('\0');
 }
 
-async function childOf(pid: number): Promise<number> {
-  const deadline = performance.now() + 10_000;
-  for (;;) {
+function childOf(pid: number): Promise<number> {
+  return eventually(() => {
     const child = processTree(pid)[1];
-    if (child !== undefined) return child;
-    if (performance.now() > deadline) throw new Error(`process ${pid} started no child`);
-    await sleep(20);
-  }
+    if (child === undefined) throw new Error(`process ${pid} started no child`);
+    return child;
+  });
 }
 
 function readText(path: string): string {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../../test/support/eventually.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../platform/logger.js';
 import { createApp } from './createApp.js';
@@ -13,14 +13,14 @@ function healthApp() {
   return createApp({ readiness: async () => ({ ready: true, checks: {} }), logger: createLogger('silent'), errorTypeBase });
 }
 
-type SlowSocket = { closedAt?: number; received: string };
+type SlowSocket = { closedAt?: number; received: string; /** Its first header bytes are written. */ sending?: boolean };
 
 /** A slowloris client: opens a request and sends one more header byte every `dripMs`, never ending the headers. */
 function slowHeaderSocket(port: number, dripMs: number): SlowSocket {
   const state: SlowSocket = { received: '' };
   let drip: NodeJS.Timeout | undefined;
   const socket = net.connect(port, '127.0.0.1', () => {
-    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ');
+    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ', () => (state.sending = true));
     drip = setInterval(() => {
       if (socket.writable) socket.write('a');
     }, dripMs);
@@ -60,15 +60,12 @@ describe('slow clients', () => {
     const started = performance.now();
     const sockets = Array.from({ length: 1_000 }, () => slowHeaderSocket(address.port, 200));
 
-    // Meanwhile a well-behaved client is served at once.
-    await sleep(500);
+    // Meanwhile (every slow socket has sent its first header bytes) a well-behaved client is served at once.
+    await eventually(() => expect(sockets.filter((s) => !s.sending)).toEqual([]));
     const healthy = await fetch(`http://127.0.0.1:${address.port}/healthz`);
     expect(healthy.status).toBe(200);
 
-    const deadline = started + timeouts.headersMs + 10_000;
-    while (sockets.some((s) => s.closedAt === undefined) && performance.now() < deadline) await sleep(100);
-    const open = sockets.filter((s) => s.closedAt === undefined).length;
-    expect(open).toBe(0);
+    await eventually(() => expect(sockets.filter((s) => s.closedAt === undefined).length).toBe(0));
     // Not before the timeout: the drip kept every socket busy, so only the header timeout closes them.
     const earliest = Math.min(...sockets.map((s) => s.closedAt ?? Number.POSITIVE_INFINITY)) - started;
     expect(earliest).toBeGreaterThanOrEqual(timeouts.headersMs - 100);

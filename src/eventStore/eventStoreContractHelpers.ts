@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { newEvent, streams } from '../events/index.js';
 import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from './eventStore.js';
 
@@ -33,12 +32,17 @@ export function ids(events: readonly RecordedEvent[]): string[] {
   return events.map((event) => event.eventId);
 }
 
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await delay(10);
-  }
+/**
+ * Waits until `check` answers true. The timeout bounds only a failure: on a shared Postgres the
+ * log's horizon may be held back by other sessions' transactions for a while.
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`condition not met within ${timeoutMs} ms`);
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../test/support/eventually.js';
 import { logStart, type LogPosition, type ReadAllResult, type RecordedEvent } from './eventStore.js';
 import { pollingSubscription } from './pollingSubscription.js';
 import { createWakeHub } from './wakeHub.js';
@@ -30,7 +31,6 @@ function memoryLog() {
   return { log, readBatch, hasPendingEvents: async () => log.pending };
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe('wake hub', () => {
   it('given a wake-up while the subscriber was busy, then its next wait returns at once', async () => {
@@ -38,10 +38,11 @@ describe('wake hub', () => {
     const waker = hub.waker();
     hub.wakeAll();
 
-    const started = Date.now();
-    await waker.wait(10_000);
+    // "At once": the wait has resolved before the next turn of the event loop, not after its hour.
+    const waited = waker.wait(3_600_000).then(() => 'woken');
+    const nextTurn = new Promise((resolve) => setImmediate(() => resolve('still waiting')));
 
-    expect(Date.now() - started).toBeLessThan(100);
+    expect(await Promise.race([waited, nextTurn])).toBe('woken');
     waker.close();
     expect(hub.size).toBe(0);
   });
@@ -74,11 +75,11 @@ describe('polling subscription', () => {
       });
       for await (const batch of subscription) batches.push(batch.map((event) => Number(event.position.seq)));
     })();
-    while (batches.flat().length < 3) await tick();
+    await eventually(() => expect(batches.flat()).toHaveLength(3));
 
     log.visible.push(recorded(4));
     hub.wakeAll();
-    while (batches.flat().length < 4) await tick();
+    await eventually(() => expect(batches.flat()).toHaveLength(4));
     controller.abort();
     await consuming;
 
@@ -103,12 +104,13 @@ describe('polling subscription', () => {
       });
       for await (const batch of subscription) seen.push(...batch.map((event) => Number(event.position.seq)));
     })();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // The poll is a minute apart: three reads while the event is pending are the quick retries.
+    await eventually(() => expect(log.reads).toBeGreaterThan(2));
     const readsWhilePending = log.reads;
 
     log.visible.push(recorded(1));
     log.pending = false;
-    while (seen.length < 1) await tick();
+    await eventually(() => expect(seen).toHaveLength(1));
     controller.abort();
     await consuming;
 

@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
+import { eventually } from '../../test/support/eventually.js';
 import { services } from '../../test/support/services.js';
 import { newEvent, streams } from '../events/index.js';
 import { sql } from '../platform/sql.js';
@@ -11,12 +12,9 @@ import type { RecordedEvent, StreamWrite } from './eventStore.js';
 import { describeEventStoreContract, type EventStoreContractSubject, type HeldAppend } from './eventStoreContract.js';
 import { createPostgresEventStore } from './postgresEventStore.js';
 
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Waits until `check` answers true. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  await eventually(async () => expect(await check()).toBe(true), { timeoutMs: 90_000 });
 }
 
 /** Runs the adapter's own append in a transaction that stays open until commit(). */
@@ -90,7 +88,7 @@ describe.runIf(services.postgres)('Postgres event store on real Postgres', () =>
         kind: 'postgres',
         logger: silentLogger,
         connectionUri: database.url,
-        pollIntervalMs: 60_000,
+        pollIntervalMs: 3_600_000,
       });
       const tenant = randomUUID();
       const event = newEvent('WorkspaceCreated', { workspaceId: tenant, name: 'Praxis' }, { eventId: randomUUID(), tenantId: tenant, occurredAt: '2025-01-01T00:00:00.000Z' });
@@ -99,23 +97,20 @@ describe.runIf(services.postgres)('Postgres event store on real Postgres', () =>
       const consuming = (async () => {
         for await (const batch of reader.subscribe({ from: (await reader.head()).position, signal: controller.signal })) received.push(...batch);
       })();
-      await eventually(async () => (await listeners()) === 1n);
+      await until(async () => (await listeners()) === 1n);
 
-      const appendedAt = Date.now();
       await writer.append(streams.workspace(tenant), [event], 'no_stream');
       // Delivery waits for the log's horizon: the oldest transaction in flight anywhere in the
-      // cluster (other test files run theirs meanwhile) may hold it back for seconds. The reader
-      // polls once a minute, so an event delivered within 10 s was delivered by the notification.
-      await eventually(async () => received.length === 1, 20_000);
-      const latencyMs = Date.now() - appendedAt;
+      // cluster (other test files run theirs meanwhile) may hold it back for a while. The reader
+      // polls once an hour, so an event delivered during the test was delivered by the notification.
+      await until(async () => received.length === 1);
       controller.abort();
       await consuming;
 
       expect(received.map((recorded) => recorded.eventId)).toEqual([event.eventId]);
-      expect(latencyMs).toBeLessThan(10_000);
-      await eventually(async () => (await listeners()) === 0n);
+      await until(async () => (await listeners()) === 0n);
       await Promise.all([writer.close(), reader.close()]);
-    }, 40_000);
+    }, 120_000);
   });
 });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createPgliteTestDatabase, createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
+import { eventually } from '../../test/support/eventually.js';
 import { newEvent, streams, type EventEnvelope } from '../events/index.js';
 import { sql } from '../platform/sql.js';
 import { logStart, type EventStore, type LogBatch, type LogPosition, type RecordedEvent, type StreamAllOptions } from './eventStore.js';
@@ -35,11 +36,7 @@ async function streamed(store: EventStore, from: LogPosition, batchSize: number)
  * other work shares this server: wait until the appends are visible.
  */
 async function visible(store: EventStore, count: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await readAllOf(store, logStart, 1000)).length < count) {
-    if (Date.now() > deadline) throw new Error(`fewer than ${count} events visible after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(async () => expect((await readAllOf(store, logStart, 1000)).length).toBeGreaterThanOrEqual(count));
 }
 
 describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
@@ -97,9 +94,7 @@ describe('the Postgres log read as one stream (COPY TO STDOUT)', () => {
       expect(await copying()).toBe(1);
       break;
     }
-    const deadline = Date.now() + 5000;
-    while ((await copying()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await copying()).toBe(0);
+    await eventually(async () => expect(await copying()).toBe(0));
   });
 
   test('an event longer than what one read of the socket brings, escapes and text beyond ASCII included, comes through whole', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { eventually } from '../../test/support/eventually.js';
 import { capturingLogger, logLevels } from '../../test/support/capturingLogger.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../test/support/sentinelCluster.js';
 import { createBullmqExportQueue, startBullmqExportWorker } from './bullmqExportQueue.js';
@@ -16,12 +16,14 @@ if (unavailable !== undefined && !inCi) process.stderr.write(`\n[tests] Redis Se
 
 type LogLine = { readonly level: number; readonly msg: string };
 
+/** Waits until `condition` holds; `timeoutMs` bounds only a failure (at least 30 s on a loaded machine). */
 async function waitFor(what: string, timeoutMs: number, condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(25);
-  }
+  await eventually(
+    async () => {
+      if (!(await condition())) throw new Error(`${what}: not yet`);
+    },
+    { timeoutMs: Math.max(timeoutMs, 30_000), intervalMs: 25 },
+  );
 }
 
 const task = (): ExportTask => ({ tenantId: 'tenant-a', exportId: randomUUID() });

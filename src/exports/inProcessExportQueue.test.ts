@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { ExportAttempt, ExportProcessor, ExportQueueLogger, ExportTask } from './exportQueue.js';
 import { createInProcessExportQueue, type InProcessExportQueue } from './inProcessExportQueue.js';
@@ -16,6 +15,9 @@ function recordingLogger(): { logger: ExportQueueLogger; warn: unknown[][]; erro
   } as unknown as ExportQueueLogger;
   return { logger, warn, error, info };
 }
+
+/** The next turn of the event loop: what was scheduled with setImmediate before it has run. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function task(exportId: string): ExportTask {
   return { tenantId: 'tenant-a', exportId };
@@ -97,7 +99,10 @@ describe('the in-process export queue', () => {
       await queue.enqueue(task(id));
     }
     await vi.waitFor(() => expect(gated.started).toEqual(['e-1', 'e-2']));
-    await sleep(20);
+    // Each enqueue pumps on a later turn of the event loop: once that turn has passed, a third
+    // build would have started.
+    await nextTurn();
+    expect(gated.started).toEqual(['e-1', 'e-2']);
     expect(gated.running()).toBe(2);
 
     gated.release('e-2');
@@ -154,8 +159,8 @@ describe('the in-process export queue', () => {
         retry: { attempts: 2, backoffMs: 5 },
       });
       await queue.enqueue(task('e-1'));
+      // Idle counts retries waiting for their timer: nothing more can run after it.
       await queue.whenIdle();
-      await sleep(30);
       expect(calls).toEqual([
         { number: 1, final: false },
         { number: 2, final: true },
@@ -272,14 +277,16 @@ describe('the in-process export queue', () => {
     });
     await expect(queue.enqueue(task('e-4'))).rejects.toThrow(/closed/);
     gated.release('e-1');
-    await sleep(20);
+    await vi.waitFor(() => expect(gated.running()).toBe(1));
+    await nextTurn();
     expect(closed).toBe(false);
     gated.release('e-2');
     await closing;
     expect(closed).toBe(true);
-    await sleep(20);
-    expect(gated.started).toEqual(['e-1', 'e-2']);
+    // Idle once e-2 has ended: e-3, still waiting at the close, was dropped and never starts.
     await queue.whenIdle();
+    await nextTurn();
+    expect(gated.started).toEqual(['e-1', 'e-2']);
 
     let runs = 0;
     const retrying = queueOf({
@@ -293,7 +300,8 @@ describe('the in-process export queue', () => {
     await retrying.enqueue(task('e-5'));
     await vi.waitFor(() => expect(runs).toBe(1));
     await retrying.close();
-    await sleep(120);
+    // A retry still waiting for its timer would keep the queue from being idle until it had run.
+    await retrying.whenIdle();
     expect(runs).toBe(1);
   });
 
@@ -316,7 +324,7 @@ describe('the in-process export queue', () => {
     const closing = queue.close();
     fail();
     await closing;
-    await sleep(30);
+    await queue.whenIdle();
     expect(calls).toHaveLength(1);
     expect(log.warn).toHaveLength(1);
     expect(log.error).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { closedPort } from '../../test/support/tcpProxy.js';
+import { refusingPort } from '../../test/support/tcpProxy.js';
 import { services, testPostgresAdminUrl } from '../../test/support/services.js';
 import { isDatabaseUnreachable, NoPrimaryError, primaryLocator } from './primaryLocator.js';
 
@@ -18,7 +18,7 @@ describe('isDatabaseUnreachable', () => {
 describe.runIf(services.postgres)('the primary of a multi-host URL', () => {
   test('is the first host that answers as a primary; a host that refuses is passed over, and after a failure it is looked for again', async () => {
     const admin = new URL(testPostgresAdminUrl);
-    const down = await closedPort();
+    const down = await refusingPort();
     const url = `postgres://${admin.username}@127.0.0.1:${down},${admin.hostname}:${admin.port || '5432'}/postgres`;
     const locator = primaryLocator(url);
     expect(locator.multiHost).toBe(true);
@@ -31,7 +31,7 @@ describe.runIf(services.postgres)('the primary of a multi-host URL', () => {
   });
 
   test('none answering as a primary: NoPrimaryError naming each host and why', async () => {
-    const [a, b] = [await closedPort(), await closedPort()];
+    const [a, b] = [await refusingPort(), await refusingPort()];
     const locator = primaryLocator(`postgres://app@127.0.0.1:${a},127.0.0.1:${b}/supply`);
     await expect(locator.locate()).rejects.toThrow(NoPrimaryError);
     await expect(locator.locate()).rejects.toThrow(new RegExp(`no primary among 127\\.0\\.0\\.1:${a}, 127\\.0\\.0\\.1:${b}`));

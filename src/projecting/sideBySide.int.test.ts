@@ -38,6 +38,7 @@ const seenTables: Projection['tables'] = [
 /** A projection that records each event's position, and which batches it applied in what order. */
 function recordingProjection(name: string, options: { delayMs: number; failAtSeq?: number }) {
   const applied: number[] = [];
+  let inFlight = 0;
   const projection: Projection = {
     name,
     version: 1,
@@ -48,17 +49,23 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
       if (options.failAtSeq !== undefined && events.some((e) => Number(e.position.seq) === options.failAtSeq)) {
         throw new ProjectionInvariantError(`cannot apply ${options.failAtSeq}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('seen')} SELECT * FROM ${sql.unnest(
-          events.map((e) => [e.tenantId, e.position.seq]),
-          ['text', 'int8'],
-        )}
-      `);
-      applied.push(first);
+      inFlight += 1;
+      try {
+        await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+        await db.query(sql.typeAlias('void')`
+          INSERT INTO ${table('seen')} SELECT * FROM ${sql.unnest(
+            events.map((e) => [e.tenantId, e.position.seq]),
+            ['text', 'int8'],
+          )}
+        `);
+        applied.push(first);
+      } finally {
+        inFlight -= 1;
+      }
     },
   };
-  return { projection, applied };
+  /** Applies started and not yet ended. */
+  return { projection, applied, inFlight: () => inFlight };
 }
 
 /** A folding projection that records the positions of each write, and fails the write that holds `failAtSeq`. */
@@ -171,15 +178,18 @@ describe('applyLogSideBySide', () => {
       logger: silentLogger,
     });
 
+    // What was under way when the run failed: the promise is settled only once every lane has stopped.
+    const whenThrown = run.then(
+      () => 'resolved',
+      () => ({ inFlight: [failing.inFlight(), other.inFlight()] }),
+    );
     await expect(run).rejects.toThrow(ReplayPoisonError);
+    expect(await whenThrown).toEqual({ inFlight: [0, 0] });
     // Three whole batches, then the fourth one event at a time up to the event at fault.
     expect(failing.applied.slice(0, 3)).toEqual([1, 6, 11]);
     expect(Math.max(...failing.applied)).toBeLessThan(3 * batchSize + 2);
     // The other one stops within the window past the failing one instead of reading the whole log.
     expect(other.applied.length).toBeLessThanOrEqual(3 + 2);
-    const appliedAfter = other.applied.length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(other.applied).toHaveLength(appliedAfter);
   });
 
   test('with foldEvents, a folding projection folds batches and writes them together, every foldEvents events, the lanes staggered', async () => {

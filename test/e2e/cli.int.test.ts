@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { runCli, startCli } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 import { loadMigrations } from '../../src/platform/migrate.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
 import { services } from '../support/services.js';
@@ -45,15 +46,9 @@ function useTemporaryDataDir(prefix: string): () => string {
 
 const readyExport = z.object({ status: z.literal('ready'), byteSize: z.number(), checksum: z.string(), downloadUrl: z.string() });
 
-/** Polls an export until it is ready (at most 30 s). */
-async function pollExport(url: string, headers: Record<string, string>): Promise<z.infer<typeof readyExport>> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const job = (await (await fetch(url, { headers })).json()) as { status?: string };
-    if (job.status === 'ready') return readyExport.parse(job);
-    if (Date.now() > deadline) throw new Error(`export not ready: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Polls an export until it is ready. */
+function pollExport(url: string, headers: Record<string, string>): Promise<z.infer<typeof readyExport>> {
+  return eventually(async () => readyExport.parse(await (await fetch(url, { headers })).json()));
 }
 
 function parseJson<T>(schema: z.ZodType<T>, stdout: string): T {

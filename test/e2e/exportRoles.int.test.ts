@@ -2,11 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { runCli, startCli } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
 import { testRedisUrl } from '../support/services.js';
 
@@ -68,14 +68,7 @@ describe('exports across processes: serve --roles api,projector and two serve --
       exportIds.push(z.object({ exportId: z.string() }).parse(await posted.json()).exportId);
     }
     for (const exportId of exportIds) {
-      const deadline = Date.now() + 30_000;
-      let job: unknown;
-      for (;;) {
-        job = await (await fetch(`${base}/v1/analytics/exports/${exportId}`, { headers: auth })).json();
-        if ((job as { status?: string }).status === 'ready' || Date.now() > deadline) break;
-        await sleep(100);
-      }
-      const ready = readyJob.parse(job);
+      const ready = await eventually(async () => readyJob.parse(await (await fetch(`${base}/v1/analytics/exports/${exportId}`, { headers: auth })).json()));
       const file = Buffer.from(await (await fetch(ready.downloadUrl)).arrayBuffer());
       expect(file.length).toBe(ready.byteSize);
       expect(createHash('sha256').update(file).digest('hex')).toBe(ready.checksum);

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { newEvent, streams } from '../../src/events/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
@@ -9,6 +8,7 @@ import { hashSecret } from '../../src/mcp/credentials.js';
 import { purgeExpired } from '../../src/mcp/oauthStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { runCli } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 import { startAssistant } from '../support/assistantServer.js';
 import { testErrorTypeBase } from '../support/apiTestBed.js';
 import { MemoryOAuthProvider, mcpTransport, newClient, signIn, submitSignInCode, testRedirectUrl } from '../support/mcpClient.js';
@@ -259,14 +259,12 @@ describe('member and tenant changes act on the very next request', () => {
     );
     // Appended beside the bed's console, so settling alone may not wait for it: wait for the projection.
     await bed.settle();
-    for (let waited = 0; ; waited += 100) {
+    await eventually(async () => {
       const status = await bed.database.pool.oneFirst(sql.type(z.object({ status: z.string() }))`
         SELECT status FROM read_models.members WHERE tenant_id = ${tenantA.workspaceId} AND member_id = ${memberId}
       `);
-      if (status === 'removed') break;
-      if (waited > 60_000) throw new Error('the removal was not projected');
-      await sleep(100);
-    }
+      expect(status, 'the removal projected').toBe('removed');
+    });
     const refused = await rawMcp(accessTokenOf(provider), { accept: 'application/json', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(refused.status).toBe(401);
     await client.close().catch(() => undefined);

@@ -2,7 +2,6 @@ import { pino } from 'pino';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -19,6 +18,8 @@ import { projectionsReport } from '../../src/projecting/status.js';
 import { cliPath, processesEnded, processTree, runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
+import { eventually } from '../support/eventually.js';
+import { seededRandom } from '../support/seededRandom.js';
 
 const asOf = '2026-11-01T00:00:00.000Z';
 
@@ -62,7 +63,15 @@ async function schemaExists(pool: DatabasePool, schemaName: string): Promise<boo
 
 describe('replays of a medium seed (real Postgres)', () => {
   let seeded: Seeded | undefined;
-  let reference: Record<string, string> | undefined;
+  let built: Promise<Record<string, string>> | undefined;
+  // What every replay must build: the first test to ask runs a trusted replay (each test can run alone,
+  // in any order), which also leaves live generations for the tests that kill a rebuild.
+  const reference = (): Promise<Record<string, string>> =>
+    (built ??= (async () => {
+      if (!seeded) throw new Error('no database');
+      await replayProjections({ pool: seeded.database.pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: seeded.database.url } });
+      return readModelDigests(seeded.database.pool, allProjections);
+    })());
   beforeAll(async () => {
     seeded = await openSeeded('medium');
   }, 300_000);
@@ -93,7 +102,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     // Not vacuous: every table holds rows (an empty table has the digest of the empty string).
     const emptyDigest = 'd41d8cd98f00b204e9800998ecf8427e';
     expect(Object.entries(fastDigests).filter(([, digest]) => digest === emptyDigest)).toEqual([]);
-    reference = fastDigests;
+    built ??= Promise.resolve(fastDigests);
 
     // The rebuilt tables were analysed before readers saw them: the columns queries filter, join or
     // sort on have statistics; those they only return (outputOnlyColumns) have none.
@@ -110,20 +119,22 @@ describe('replays of a medium seed (real Postgres)', () => {
   }, 600_000);
 
   test('folding many batches before each write builds the same read tables as applying each batch on its own', async () => {
-    if (!seeded || !reference) throw new Error('the first test did not run');
+    if (!seeded) throw new Error('no database');
+    const expected = await reference();
     const { pool, url } = seeded.database;
     const common = { pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } };
     // Batch by batch, then folds of 7 batches of 1 000: rows that change across many writes (balances, levels, orders).
     const eachBatch = await replayProjections({ ...common, foldEvents: 0 });
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     const folded = await replayProjections({ ...common, batchSize: 1000, foldEvents: 7000 });
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     expect(folded.events).toBe(eachBatch.events);
     expect(folded.events).toBeGreaterThan(10 * 7000);
   }, 600_000);
 
   test('a rebuild of projections that read no stock movement streams only their types\' data, and builds the same tables', async () => {
-    if (!seeded || !reference) throw new Error('the first test did not run');
+    if (!seeded) throw new Error('no database');
+    const expected = await reference();
     const { pool, url } = seeded.database;
     const { eventStore } = seeded;
     const streamAll = eventStore.streamAll?.bind(eventStore);
@@ -144,19 +155,19 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(asked).toHaveLength(1);
     expect(new Set(asked[0])).toEqual(new Set(projections.flatMap((p) => p.handles)));
     const tables = projections.flatMap((p) => p.tables.map((t) => t.name));
-    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, reference?.[table]])));
+    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, expected[table]])));
     expect(result.events).toBe(Number((await eventStore.head()).eventCount));
     // Every projection: every type's data (no list), as before.
     asked.length = 0;
     await replayProjections({ pool, eventStore: watched, projections: allProjections, logger: silentLogger, parallelism: 3, bulkLoad: { connectionUri: url } });
     expect(asked).toEqual([undefined]);
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     // The trusted path reads the log lean (no stream name, revision or event id); the strict one whole.
     expect(lean).toEqual([true, true]);
     lean.length = 0;
     await replayProjections({ pool, eventStore: watched, projections, logger: silentLogger, parallelism: 3, strict: true });
     expect(lean).toEqual([false]);
-    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, reference?.[table]])));
+    expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, expected[table]])));
   }, 600_000);
 
   /**
@@ -174,36 +185,26 @@ describe('replays of a medium seed (real Postgres)', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const deadline = performance.now() + 240_000;
-    for (;;) {
+    const { eventStore } = seeded;
+    // Polled often: the moment it passes the batch is the moment to kill it.
+    await eventually(async () => {
+      if (child.exitCode !== null) throw new Error(`the replay ended before batch ${killAt}: ${stderr.slice(-2000)}`);
       const committed = (await buildingGenerations(pool)).filter((g) => g.seen > 0n);
       const slowest = committed.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(Number.MAX_SAFE_INTEGER));
-      if (committed.length > 0 && slowest >= BigInt(killAt * batch)) {
-        // While it runs, status says a replay is building each generation.
-        const running = (await projectionsReport(pool, seeded.eventStore, allProjections)).projections.map((p) => p.building?.running);
-        expect(running.every((r) => r === true), JSON.stringify(running)).toBe(true);
-        const tree = processTree(child.pid ?? Number.NaN);
-        child.kill('SIGKILL');
-        // The command's replay process dies with it, a moment later; until then it holds the locks.
-        await exited;
-        await processesEnded(tree);
-        break;
-      }
-      if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the replay ended or stalled before batch ${killAt}: ${stderr.slice(-2000)}`);
-      await sleep(5);
-    }
+      if (committed.length === 0 || slowest < BigInt(killAt * batch)) throw new Error(`the replay has not passed batch ${killAt} yet`);
+    }, { timeoutMs: 240_000, intervalMs: 5 });
+    // While it runs, status says a replay is building each generation.
+    const running = (await projectionsReport(pool, eventStore, allProjections)).projections.map((p) => p.building?.running);
+    expect(running.every((r) => r === true), JSON.stringify(running)).toBe(true);
+    const tree = processTree(child.pid ?? Number.NaN);
+    child.kill('SIGKILL');
+    // The command's replay process dies with it, a moment later; until then it holds the locks.
     await exited;
+    await processesEnded(tree);
     // Killed: once Postgres has ended its sessions, status says what it left is not being built
     // any more (the next replay resumes it).
-    const { eventStore } = seeded;
     const stillRunning = async () => (await projectionsReport(pool, eventStore, allProjections)).projections.map((p) => p.building?.running);
-    const until = performance.now() + 10_000;
-    let left = await stillRunning();
-    while (!left.every((r) => r === false) && performance.now() < until) {
-      await sleep(20);
-      left = await stillRunning();
-    }
-    expect(left.every((r) => r === false), JSON.stringify(left)).toBe(true);
+    await eventually(async () => expect(await stillRunning()).toEqual(allProjections.map(() => false)));
     return buildingGenerations(pool);
   }
 
@@ -214,13 +215,14 @@ describe('replays of a medium seed (real Postgres)', () => {
   });
 
   test('a rebuild SIGKILLed at a random batch leaves the live tables serving, and run again it resumes from its last commit and ends identical', async () => {
-    if (!seeded || !reference) throw new Error('the previous test did not run');
+    if (!seeded) throw new Error('no database');
+    const expected = await reference();
     const { pool, url } = seeded.database;
     const batch = 2000;
     const total = Number((await seeded.eventStore.head()).eventCount);
     const batches = Math.ceil(total / batch);
     // Somewhere from the fourth batch (a write is committed) to four fifths of the log.
-    const killAt = 4 + Math.floor(Math.random() * Math.max(1, Math.floor(batches * 0.8) - 4));
+    const killAt = 4 + seededRandom().below(Math.max(1, Math.floor(batches * 0.8) - 4));
     const before = (await loadGenerations(pool, ['active'])).map((g) => g.generation);
     const indexesBefore = await indexCounts(pool);
 
@@ -228,7 +230,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     // Killed mid-load: its generations are left building, the live ones are as they were.
     expect(left.length).toBe(allProjections.length);
     expect((await loadGenerations(pool, ['active'])).map((g) => g.generation)).toEqual(before);
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     // As if the kill had come during the index builds after the load: the boxes generation has its deferred indexes.
     const boxes = allProjections.find((p) => p.name === 'boxes');
     const boxesLeft = (await loadGenerations(pool, ['building'])).find((g) => g.projection === 'boxes');
@@ -238,7 +240,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     const resumed = await runCli(['projections', 'replay', '--parallel', '2', '--batch', String(batch)], { DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' }, 300_000);
     expect(resumed.code, resumed.stderr).toBe(0);
     const result = replayedResult.parse(JSON.parse(resumed.stdout));
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     // The generations the killed run left are the ones that switched, each resumed where it stood.
     for (const generation of left) {
       expect(result.projections.find((p) => p.projection === generation.projection)).toEqual({ projection: generation.projection, generation: generation.generation, resumed: true });
@@ -252,7 +254,8 @@ describe('replays of a medium seed (real Postgres)', () => {
   }, 600_000);
 
   test('--fresh drops what a killed rebuild left and starts over', async () => {
-    if (!seeded || !reference) throw new Error('the previous test did not run');
+    if (!seeded) throw new Error('no database');
+    const expected = await reference();
     const { pool, url } = seeded.database;
     const batch = 2000;
     const left = await killReplayAt(6, batch);
@@ -263,7 +266,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     const result = replayedResult.parse(JSON.parse(fresh.stdout));
     expect(result.resumedAtEvents).toBe(0);
     expect(result.projections.every((p) => !p.resumed)).toBe(true);
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
     const failed = await loadGenerations(pool, ['failed']);
     for (const generation of left) {
       const row = failed.find((g) => g.projection === generation.projection && g.generation === generation.generation);
@@ -273,7 +276,8 @@ describe('replays of a medium seed (real Postgres)', () => {
   }, 600_000);
 
   test('a generation built for an older definition of its projection is not resumed', async () => {
-    if (!seeded || !reference) throw new Error('the previous test did not run');
+    if (!seeded) throw new Error('no database');
+    const expected = await reference();
     const { pool, url } = seeded.database;
     const left = await killReplayAt(4, 2000);
     const tenants = left.find((g) => g.projection === 'tenants');
@@ -284,7 +288,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     const result = await replayProjections({ pool, eventStore: seeded.eventStore, projections: allProjections, logger: silentLogger, parallelism: 2, bulkLoad: { connectionUri: url } });
     expect(result.projections.find((p) => p.projection === 'tenants')).toMatchObject({ resumed: false });
     expect(result.projections.filter((p) => p.resumed).map((p) => p.projection).sort()).toEqual(left.map((g) => g.projection).filter((name) => name !== 'tenants').sort());
-    expect(await readModelDigests(pool, allProjections)).toEqual(reference);
+    expect(await readModelDigests(pool, allProjections)).toEqual(expected);
   }, 600_000);
 
   test('missingDeferredIndexes: the deferred indexes a generation does not have yet, whatever they were named', async () => {
@@ -323,12 +327,9 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
   async function appendRaw(event: EventEnvelope): Promise<LogPosition> {
     if (!seeded) throw new Error('no database');
     const { position } = await seeded.eventStore.append(`supply.clinic-${seeded.workspaceId}.cli_odd`, [event], 'any');
-    // Readers stop below the oldest transaction open on the (shared) server: wait until it is readable.
-    const deadline = Date.now() + 30_000;
-    while (compareLogPositions((await seeded.eventStore.head()).position, position) < 0) {
-      if (Date.now() > deadline) throw new Error('the appended event did not become visible');
-      await sleep(50);
-    }
+    // Readers stop below the oldest transaction open on the server: wait until it is readable.
+    const { eventStore } = seeded;
+    await eventually(async () => expect(compareLogPositions((await eventStore.head()).position, position)).toBeGreaterThanOrEqual(0));
     return position;
   }
 

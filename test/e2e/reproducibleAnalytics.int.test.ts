@@ -7,6 +7,7 @@ import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
 import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
 import { runCli } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 
 type Json = Record<string, unknown>;
 type Figure = { metric: string; dimension?: string; label: string; value: number | null; evidenceId: string };
@@ -51,23 +52,20 @@ async function exportCsv(language: string): Promise<{ metric: string; dimension:
   const posted = await bed.request('/v1/analytics/exports', { key, method: 'POST', body: '{"period":"daily"}', headers: { 'accept-language': language } });
   expect(posted.status, posted.text).toBe(202);
   const exportId = String((posted.body as Json).exportId);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const job = (await bed.request(`/v1/analytics/exports/${exportId}`, { key })).body as Json;
-    if (job.status === 'ready') {
-      const text = Buffer.from(await (await fetch(String(job.downloadUrl))).arrayBuffer()).subarray(3).toString('utf8');
-      // metric, dimension and evidenceId never hold a comma; the label between them may.
-      return text
-        .split('\r\n')
-        .slice(1, -1)
-        .map((line) => {
-          const cells = line.split(',');
-          return { metric: cells[0] ?? '', dimension: cells[1] ?? '', evidenceId: cells.at(-1) ?? '' };
-        });
-    }
-    if (Date.now() > deadline) throw new Error(`export ${exportId} not ready: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const job = await eventually(async () => {
+    const answer = (await bed.request(`/v1/analytics/exports/${exportId}`, { key })).body as Json;
+    expect(answer.status, `export ${exportId}`).toBe('ready');
+    return answer;
+  });
+  const text = Buffer.from(await (await fetch(String(job.downloadUrl))).arrayBuffer()).subarray(3).toString('utf8');
+  // metric, dimension and evidenceId never hold a comma; the label between them may.
+  return text
+    .split('\r\n')
+    .slice(1, -1)
+    .map((line) => {
+      const cells = line.split(',');
+      return { metric: cells[0] ?? '', dimension: cells[1] ?? '', evidenceId: cells.at(-1) ?? '' };
+    });
 }
 
 async function verify(evidenceId: string): Promise<Json> {
@@ -77,14 +75,12 @@ async function verify(evidenceId: string): Promise<Json> {
 }
 
 /** Waits until the projections show the appended events (the LOW_STOCK figure changes). */
-async function lowStockOtherThan(value: unknown): Promise<Json> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+function lowStockOtherThan(value: unknown): Promise<Json> {
+  return eventually(async () => {
     const body = await get('/v1/analytics/metrics/LOW_STOCK');
-    if (body.value !== value) return body;
-    if (Date.now() > deadline) throw new Error('LOW_STOCK did not change');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    expect(body.value, 'LOW_STOCK').not.toEqual(value);
+    return body;
+  });
 }
 
 describe('evidence ids name the figure', () => {

@@ -30,7 +30,7 @@ import { createDatabasePool } from '../../src/platform/db.js';
 import type { ReadRouter } from '../../src/platform/readReplicas.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from './databases.js';
 import { createResponseValidator, type ResponseValidator } from './openApiValidator.js';
-import { closedPort } from './redisProxy.js';
+import { freePort } from './tcpProxy.js';
 import { testRedisUrl } from './services.js';
 import { fetchRetryingStaleConnection } from './staleConnectionRetry.js';
 
@@ -198,8 +198,8 @@ export async function createApiTestBed(
       EXPORT_QUEUE_NAME: `test-exports-${randomBytes(6).toString('hex')}`,
       ...options.env,
     });
-    // Local download links need the address before the server exists.
-    const port = await closedPort();
+    // Local download links need the address before the server exists: a free port, bound a moment later.
+    const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     const clock = options.clock ?? systemClock;
     exports = await composeExports(config, logger, database.pool, {

@@ -10,7 +10,7 @@ import { migrate } from '../../src/platform/migrate.js';
 import { sql } from '../../src/platform/sql.js';
 import { silentLogger } from './databases.js';
 import { postgresBinDir } from './standbyCluster.js';
-import { closedPort } from './tcpProxy.js';
+import { freePort } from './tcpProxy.js';
 
 const run = promisify(execFile);
 
@@ -90,8 +90,8 @@ export async function startPatroniCluster(options: { database?: string; log?: (l
   const folder = await mkdtemp(path.join(os.tmpdir(), 'supply-patroni-'));
   if (ids.uid !== undefined && ids.gid !== undefined) await chown(folder, ids.uid, ids.gid);
   const scope = `supply-${path.basename(folder).slice(-6).toLowerCase()}`;
-  const etcdClient = await closedPort();
-  const etcdPeer = await closedPort();
+  const etcdClient = await freePort();
+  const etcdPeer = await freePort();
   let etcd: ChildProcess | undefined;
   let etcdOutput = '';
   const nodes: Node[] = [];
@@ -241,8 +241,8 @@ export async function startPatroniCluster(options: { database?: string; log?: (l
       const dir = path.join(folder, name);
       await mkdir(dir, { mode: 0o700 });
       if (ids.uid !== undefined && ids.gid !== undefined) await chown(dir, ids.uid, ids.gid);
-      const port = await closedPort();
-      const restPort = await closedPort();
+      const port = await freePort();
+      const restPort = await freePort();
       const config = path.join(dir, 'patroni.yml');
       await writeFile(config, patroniYaml({ scope, name, dir, port, restPort, etcdClient, bin, socketDir: folder }));
       if (ids.uid !== undefined && ids.gid !== undefined) await chown(config, ids.uid, ids.gid);

@@ -1,11 +1,13 @@
-import { closedPort, tcpProxy } from './tcpProxy.js';
+import { tcpProxy } from './tcpProxy.js';
 import { testRedisUrl } from './services.js';
 
-export { closedPort };
+export { refusingPort } from './tcpProxy.js';
 
-/** A TCP proxy to the real Redis that can be taken down and brought back, so the shared server is never stopped. */
-export function redisProxy(listenPort: number): { url: string; start(): Promise<void>; stop(): Promise<void> } {
+export type RedisProxy = { readonly url: string; start(): Promise<void>; stop(): Promise<void>; refusedConnections(): number };
+
+/** A TCP proxy to the real Redis that can be taken down and brought back, so the shared server is never stopped. It starts down. */
+export async function redisProxy(): Promise<RedisProxy> {
   const target = new URL(testRedisUrl);
-  const proxy = tcpProxy({ host: target.hostname, port: Number(target.port) }, listenPort);
-  return { url: `redis://127.0.0.1:${listenPort}`, start: proxy.start, stop: proxy.stop };
+  const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
+  return { url: `redis://127.0.0.1:${proxy.port}`, start: proxy.start, stop: proxy.stop, refusedConnections: proxy.refusedConnections };
 }

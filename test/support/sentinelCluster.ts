@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { RedisAddress } from '../../src/config/redisUrl.js';
-import { closedPort } from './tcpProxy.js';
+import { freePort } from './tcpProxy.js';
 
 /**
  * Sentinel's timings for the set-ups of the tests and the drill. The master is declared down after
@@ -118,7 +118,7 @@ export async function startSentinelCluster(options: { masterName?: string; log?:
   const newNode = async (name: string): Promise<Node> => {
     const dir = path.join(folder, name);
     await mkdir(dir);
-    return { name, port: await closedPort(), dir, output: '' };
+    return { name, port: await freePort(), dir, output: '' };
   };
 
   const close = async (): Promise<void> => {

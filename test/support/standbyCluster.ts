@@ -9,7 +9,7 @@ import { migrate } from '../../src/platform/migrate.js';
 import { sql } from '../../src/platform/sql.js';
 import { z } from 'zod';
 import { silentLogger } from './databases.js';
-import { closedPort } from './tcpProxy.js';
+import { freePort } from './tcpProxy.js';
 
 const run = promisify(execFile);
 
@@ -97,7 +97,7 @@ export async function startStandbyCluster(options: { database?: string; synchron
   if (user.uid !== undefined && user.gid !== undefined) await chown(folder, user.uid, user.gid);
   const primaryDir = path.join(folder, 'primary');
   const standbyDir = path.join(folder, 'standby');
-  const [primaryPort, standbyPort] = [await closedPort(), await closedPort()];
+  const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   const database = options.database ?? 'supply';
   const standbyName = 'standby1';
   const started: string[] = [];

@@ -1,11 +1,46 @@
 import net from 'node:net';
 
-/** A local port nothing listens on (bound then released). */
-export async function closedPort(): Promise<number> {
+/** Sockets that hold ports (see refusingPort): kept for the life of the test process. */
+const holders: net.Socket[] = [];
+
+/**
+ * A local port where nothing listens and nothing can start listening while this process runs:
+ * connections to it are refused (ECONNREFUSED). The port is the local end of a connection this
+ * process keeps open to itself, so no other process's `listen(0)` can be given it meanwhile.
+ */
+export async function refusingPort(): Promise<number> {
+  const server = net.createServer((accepted) => {
+    accepted.on('error', () => accepted.destroy());
+    accepted.unref();
+    holders.push(accepted);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const holder = net.connect(portOf(server), '127.0.0.1');
+  holder.on('error', () => holder.destroy());
+  await new Promise<void>((resolve, reject) => holder.once('connect', resolve).once('error', reject));
+  server.unref();
+  holder.unref();
+  holders.push(holder);
+  const port = holder.localPort;
+  if (port === undefined) throw new Error('no local port');
+  return port;
+}
+
+/**
+ * A port free at this moment, for a child process that must be told which port to bind (a Redis, a
+ * Postgres cluster). Another process may take it before the child binds; where nothing should
+ * answer, use `refusingPort`.
+ */
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
+  const port = portOf(server);
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function portOf(server: net.Server): number {
+  const address = server.address();
   if (address === null || typeof address === 'string') {
     throw new Error('no TCP address');
   }
@@ -30,21 +65,32 @@ export type TcpProxy = {
   droppedBytes(): number;
   /** The local ports of the proxy's connections to the target (what the target sees as client ports). */
   upstreamPorts(): number[];
+  /** Connections tried while the proxy was down (each reset at once): a client's reconnects, counted. */
+  refusedConnections(): number;
 };
 
 /**
  * A TCP proxy to a real server (Postgres, Redis) that can be taken down or partitioned and brought
- * back, so that outages can be tried without stopping the shared server.
+ * back, so that outages can be tried without stopping the shared server. It listens on its own
+ * port from the start to the end of the process; while down, it accepts and resets at once every
+ * connection, so that nothing else can take the port meanwhile. It starts down.
  */
-export function tcpProxy(target: { host: string; port: number }, listenPort: number): TcpProxy {
+export async function tcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const upstreams = new Set<net.Socket>();
   let partitioned = false;
   let dropped = 0;
-  let listening = false;
+  let forwarding = false;
+  let refused = 0;
   const server = net.createServer((downstream) => {
-    sockets.add(downstream);
     downstream.on('error', () => downstream.destroy());
+    if (!forwarding) {
+      // The server is down: the connection ends before a byte passes.
+      refused += 1;
+      downstream.resetAndDestroy();
+      return;
+    }
+    sockets.add(downstream);
     downstream.on('close', () => sockets.delete(downstream));
     if (partitioned) {
       // Accepted, answered by no one: what a client sees when the route is gone.
@@ -75,25 +121,24 @@ export function tcpProxy(target: { host: string; port: number }, listenPort: num
       if (!partitioned) downstream.write(chunk);
     });
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
   return {
-    port: listenPort,
+    port: portOf(server),
     start: async () => {
       partitioned = false;
-      if (listening) return;
-      await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
-      listening = true;
+      forwarding = true;
     },
     stop: async () => {
-      if (!listening) return;
-      listening = false;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      forwarding = false;
+      partitioned = false;
       for (const socket of sockets) socket.resetAndDestroy();
-      await closed;
     },
     partition: () => {
       partitioned = true;
     },
     droppedBytes: () => dropped,
+    refusedConnections: () => refused,
     upstreamPorts: () => [...upstreams].flatMap((socket) => (socket.localPort === undefined ? [] : [socket.localPort])),
     heal: () => {
       partitioned = false;

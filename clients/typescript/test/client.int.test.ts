@@ -23,7 +23,7 @@ import type { TenantSummary } from '../../../src/console/seedSummary.js';
 import { failingPuts } from '../../../test/support/failingBlobStore.js';
 import { createPrincipalCache } from '../../../src/keys/principalCache.js';
 import { problemCodes } from '../../../src/platform/errors.js';
-import { closedPort } from '../../../test/support/redisProxy.js';
+import { refusingPort } from '../../../test/support/redisProxy.js';
 import { issuableScopes } from '../../../src/keys/scopes.js';
 import { systemClock } from '../../../src/platform/clock.js';
 import { slonikRowReader } from '../../../src/platform/projectionReader.js';
@@ -180,7 +180,7 @@ describe('options and errors', () => {
   });
 
   test('a service that cannot be reached throws NetworkError, not a bare TypeError', async () => {
-    const port = await closedPort();
+    const port = await refusingPort();
     const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
     const failure = await client.get('/v1/me').catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(NetworkError);
@@ -403,8 +403,14 @@ describe('watch', () => {
     } finally {
       await watcher.stop();
     }
+    // Stopped for good: a witness polling at the same interval polls three times meanwhile.
     const polls = watcher.polls;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const witness = createClient({ baseUrl: bed.baseUrl, apiKey: key }).watch.orders({ intervalMs: 50, onChange: () => undefined });
+    try {
+      await vi.waitFor(() => expect(witness.polls).toBeGreaterThanOrEqual(3), { timeout: 20_000 });
+    } finally {
+      await witness.stop();
+    }
     expect(watcher.polls).toBe(polls);
 
     // A new process with the saved cursor: only what changed meanwhile.

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
-import { closedPort, redisProxy } from '../../../test/support/redisProxy.js';
+import { redisProxy } from '../../../test/support/redisProxy.js';
 import { capturingLogger as captureLogs, logLevels } from '../../../test/support/capturingLogger.js';
+import { eventually } from '../../../test/support/eventually.js';
 import { services, testRedisUrl } from '../../../test/support/services.js';
 import { createLogger, type Logger } from '../../platform/logger.js';
 import { createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
@@ -109,17 +109,20 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
   });
 
   test('the budget is back once the window has passed', async () => {
-    const budget = await redisBudget({ pointsPerWindow: 2, windowSeconds: 1 });
+    const prefix = uniquePrefix();
+    const budget = await redisBudget({ pointsPerWindow: 2, windowSeconds: 1, prefix });
     const decisions = await consumeTimes(budget, 'key-a', 3);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
     expect(decisions[2]?.retryAfterSeconds).toBe(1);
 
-    await sleep(1100);
+    // The window is over when Redis has expired its counter.
+    expect(await admin.exists(`${prefix}:key-a`)).toBe(1);
+    await eventually(async () => expect(await admin.exists(`${prefix}:key-a`)).toBe(0));
     expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1 });
   });
 
   test('when Redis goes away it keeps serving per process, warns once, and says when Redis is back', async () => {
-    const proxy = redisProxy(await closedPort());
+    const proxy = await redisProxy();
     await proxy.start();
     const prefix = uniquePrefix();
     const log = captureLogs<LogLine>();
@@ -137,7 +140,9 @@ describe.runIf(services.redis)('the request budget on real Redis', () => {
     expect(whileDown.map((d) => d.remaining)).toEqual([1, 0, 0, 0]);
     expect(await admin.get(`${prefix}:key-a`)).toBe('3');
 
-    await sleep(500); // several failed reconnects, still a single warning
+    // Several failed reconnects, still a single warning.
+    const refusedBefore = proxy.refusedConnections();
+    await eventually(() => expect(proxy.refusedConnections()).toBeGreaterThanOrEqual(refusedBefore + 3));
     expect(log.at(logLevels.warn)).toHaveLength(1);
     expect(log.at(logLevels.warn)[0]).toMatchObject({ store: 'redis' });
 
@@ -167,41 +172,47 @@ describe('the request budget when Redis is unreachable from the start', () => {
 
   test('counts in this process from zero (Redis never answered), and warns once', async () => {
     const log = captureLogs<LogLine>();
+    const down = await redisProxy();
     budget = await createRequestBudget({
       pointsPerWindow: 3,
       windowSeconds: 60,
-      redisUrl: `redis://127.0.0.1:${await closedPort()}`,
+      redisUrl: down.url,
       logger: log.logger,
       keyPrefix: uniquePrefix(),
     });
     expect(budget.store).toBe('redis');
 
-    const started = Date.now();
     const decisions = await consumeTimes(budget, 'key-a', 4);
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
     expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
     expect(decisions[3]?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect((await budget.consume('key-b')).remaining).toBe(2);
 
-    await sleep(500); // several failed reconnects
+    // Several failed reconnects, still a single warning.
+    await eventually(() => expect(down.refusedConnections()).toBeGreaterThanOrEqual(3));
     expect(log.at(logLevels.warn)).toHaveLength(1);
     expect(log.at(logLevels.warn)[0]).toMatchObject({ store: 'redis' });
     expect(log.at(logLevels.info)).toEqual([]);
   });
 
   test('closing while Redis is unreachable stops the reconnect loop without logging', async () => {
+    const unreachable = async (logger: Logger) => {
+      const down = await redisProxy();
+      const opened = await createRequestBudget({ pointsPerWindow: 3, windowSeconds: 60, redisUrl: down.url, logger });
+      await opened.consume('key-a');
+      await eventually(() => expect(down.refusedConnections()).toBeGreaterThanOrEqual(2));
+      return { budget: opened, down };
+    };
     const log = captureLogs<LogLine>();
-    budget = await createRequestBudget({
-      pointsPerWindow: 3,
-      windowSeconds: 60,
-      redisUrl: `redis://127.0.0.1:${await closedPort()}`,
-      logger: log.logger,
-    });
-    await budget.consume('key-a');
-    await budget.close();
-    const logged = log.lines.length;
-    await sleep(300);
+    const closed = await unreachable(log.logger);
+    await closed.budget.close();
+    const [logged, attempts] = [log.lines.length, closed.down.refusedConnections()];
+    // A witness opened after the close reconnects on the same (growing) schedule: once it has tried
+    // more often than the closed one had, a loop the close failed to stop would have tried again too.
+    const witness = await unreachable(createLogger('silent'));
+    budget = witness.budget;
+    await eventually(() => expect(witness.down.refusedConnections()).toBeGreaterThanOrEqual(attempts + 2));
+    expect(closed.down.refusedConnections()).toBe(attempts);
     expect(log.lines).toHaveLength(logged);
   });
 });

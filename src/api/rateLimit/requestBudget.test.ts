@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { createLogger } from '../../platform/logger.js';
 import { budgetHeaders, createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
 
@@ -79,13 +78,21 @@ describe('the request budget in memory', () => {
   });
 
   test('the budget is back once the window has passed', async () => {
-    const budget = await memoryBudget(2, 1);
-    const decisions = await consumeTimes(budget, 'key-a', 3);
-    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
-    expect(decisions[2]?.retryAfterSeconds).toBe(1);
+    // The clock is moved, not waited for.
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    try {
+      const budget = await memoryBudget(2, 1);
+      const decisions = await consumeTimes(budget, 'key-a', 3);
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+      expect(decisions[2]?.retryAfterSeconds).toBe(1);
 
-    await sleep(1100);
-    expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 1 });
+      await vi.advanceTimersByTimeAsync(999);
+      expect(await budget.consume('key-a')).toMatchObject({ allowed: false });
+      await vi.advanceTimersByTimeAsync(2);
+      expect(await budget.consume('key-a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 1 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('rejects a budget that is not a positive whole number', async () => {

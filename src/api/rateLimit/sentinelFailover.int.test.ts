@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { eventually } from '../../../test/support/eventually.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../../test/support/sentinelCluster.js';
 import { createLogger } from '../../platform/logger.js';
 import { createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
@@ -15,12 +16,14 @@ if (unavailable !== undefined && !inCi) process.stderr.write(`\n[tests] Redis Se
 
 const points = 20;
 
+/** Waits until `condition` holds; `timeoutMs` bounds only a failure (at least 30 s on a loaded machine). */
 async function waitFor(what: string, timeoutMs: number, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+  await eventually(
+    async () => {
+      if (!(await condition())) throw new Error(`${what}: not yet`);
+    },
+    { timeoutMs: Math.max(timeoutMs, 30_000), intervalMs: 50 },
+  );
 }
 
 describe.runIf(inCi || unavailable === undefined)('request budgets on Redis with Sentinel', () => {
@@ -86,7 +89,7 @@ describe.runIf(inCi || unavailable === undefined)('request budgets on Redis with
         if ((await counter.consume('partial')).allowed) granted += 1;
         during.push(await counter.consume('exhausted'));
       }
-      await sleep(20);
+      await sleep(20); // paces the load; nothing waits on it
     }
     await promotion;
     // The next request of each hands Redis what it granted meanwhile.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiTestBed, type ApiResponse, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { eventually } from '../../../test/support/eventually.js';
 import { checksumOf, hashKey } from '../../keys/keyFormat.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { sql } from '../../platform/sql.js';
@@ -33,16 +34,20 @@ function comparable(response: ApiResponse) {
 
 /** The access-log line of an answer: why its key was refused, and the prefix it carried. */
 async function refusalOf(response: ApiResponse): Promise<{ level: unknown; keyRefused: unknown; keyPrefix?: unknown }> {
+  const line = await accessLogLine(response);
+  expect(line.status).toBe(401);
+  return { level: line.level, keyRefused: line.keyRefused, ...('keyPrefix' in line ? { keyPrefix: line.keyPrefix } : {}) };
+}
+
+/** The access-log line of an answer, once it is written (the line is written when the answer has been sent). */
+function accessLogLine(response: ApiResponse): Promise<Record<string, unknown>> {
   const requestId = response.headers.get('x-request-id') ?? '';
-  for (let tries = 0; tries < 50; tries += 1) {
+  expect(requestId).not.toBe('');
+  return eventually(() => {
     const line = bed.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry.requestId === requestId && entry.msg === 'request');
-    if (line !== undefined) {
-      expect(line.status).toBe(401);
-      return { level: line.level, keyRefused: line.keyRefused, ...('keyPrefix' in line ? { keyPrefix: line.keyPrefix } : {}) };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no access-log line for ${requestId}`);
+    if (line === undefined) throw new Error(`no access-log line for ${requestId}`);
+    return line;
+  });
 }
 
 const info = 30;
@@ -231,13 +236,17 @@ describe('a key in the query string', () => {
   test('is not accepted, and never reaches the logs: api_key, key, token and access_token are redacted like the authorization header', async () => {
     const key = await bed.issueKey(tenant(0), ['orders:read']);
     const names = ['api_key', 'key', 'token', 'access_token', 'API_KEY', 'api%5Fkey'];
+    const answers: ApiResponse[] = [];
     for (const name of names) {
       const answer = await bed.request(`/v1/orders?limit=1&${name}=${key}`);
       expect({ name, status: answer.status }).toEqual({ name, status: 401 });
+      answers.push(answer);
     }
     // With the header the query key is ignored, and still redacted.
-    expect((await bed.request(`/v1/orders?limit=1&key=${key}`, { key })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const withHeader = await bed.request(`/v1/orders?limit=1&key=${key}`, { key });
+    expect(withHeader.status).toBe(200);
+    // Every answer's access-log line is written before the logs are searched.
+    for (const answer of [...answers, withHeader]) await accessLogLine(answer);
     const secret = key.slice(9, 33);
     expect(bed.logs.filter((line) => line.includes(secret))).toEqual([]);
     for (const name of names) expect(bed.logs.some((line) => line.includes(`${name}=[redacted]`)), name).toBe(true);

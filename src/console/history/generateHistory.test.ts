@@ -165,12 +165,11 @@ describe('generateHistory, small scale, two tenants', () => {
 });
 
 describe('generateHistory, medium scale', () => {
-  it('holds about 100,000 events across its tenants, in a few seconds', () => {
-    const started = performance.now();
+  // How fast it is generated is measured by `npm run bench -- replay --scale medium`, not here.
+  it('holds about 100,000 events across its tenants', () => {
     const { events } = fingerprint({ seed: 'medium', tenants: 2, days: 90, scale: 'medium', asOf });
     expect(events).toBeGreaterThan(70_000);
     expect(events).toBeLessThan(130_000);
-    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
 

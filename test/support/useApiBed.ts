@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { TenantSummary } from '../../src/console/seedSummary.js';
+import { createApiTestBed, type ApiTestBed } from './apiTestBed.js';
+
+export type ApiBedOptions = NonNullable<Parameters<typeof createApiTestBed>[0]>;
+
+export type ApiBedFixture = {
+  /** The bed, once the file's beforeAll has booted it. */
+  readonly bed: ApiTestBed;
+  /** Its first tenant. */
+  readonly tenant: TenantSummary;
+  /** A key of the first tenant holding `scopes`. */
+  readonly key: string;
+};
+
+/**
+ * Given: one API test bed for the file (booted in beforeAll, closed in afterAll), its first tenant
+ * and a key of that tenant with `scopes`. Read the fields inside tests and hooks, not at load.
+ */
+export function useApiBed(options: { scopes: readonly string[]; bed?: ApiBedOptions }): ApiBedFixture {
+  let booted: ApiBedFixture | undefined;
+  beforeAll(async () => {
+    const bed = await createApiTestBed(options.bed);
+    const tenant = bed.tenants[0];
+    if (tenant === undefined) {
+      await bed.close();
+      throw new Error('the bed seeded no tenant');
+    }
+    booted = { bed, tenant, key: await bed.issueKey(tenant, options.scopes) };
+  });
+  afterAll(async () => {
+    await booted?.bed.close();
+  });
+  const current = (): ApiBedFixture => {
+    if (booted === undefined) throw new Error('the API bed is not booted: read it inside a test');
+    return booted;
+  };
+  return {
+    get bed() {
+      return current().bed;
+    },
+    get tenant() {
+      return current().tenant;
+    },
+    get key() {
+      return current().key;
+    },
+  };
+}
+
+export type Page<T = Record<string, unknown>> = { data: T[]; hasMore: boolean; nextCursor?: string };
+
+/** When: reads of /v1 with one key, each answer checked to be a 200 JSON document. */
+export function apiClient(bed: () => ApiTestBed, key: () => string) {
+  const get = async <T>(path: string, options: { key?: string; headers?: Record<string, string> } = {}): Promise<T> => {
+    const response = await bed().request(path, { key: options.key ?? key(), ...(options.headers === undefined ? {} : { headers: options.headers }) });
+    expect(response.status, `${path}: ${response.text}`).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    return response.body as T;
+  };
+  const page = <T = Record<string, unknown>>(path: string, options: { key?: string } = {}): Promise<Page<T>> => get<Page<T>>(path, options);
+  /** Every item of a list, page after page (at most 200 a page), following nextCursor. */
+  const allPages = async <T = Record<string, unknown>>(path: string, options: { key?: string } = {}): Promise<T[]> => {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const separator = path.includes('?') ? '&' : '?';
+      const current = await page<T>(`${path}${separator}limit=200${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, options);
+      items.push(...current.data);
+      cursor = current.nextCursor;
+    } while (cursor !== undefined);
+    return items;
+  };
+  return { get, page, allPages };
+}
