@@ -245,7 +245,7 @@ async function inFlight(pool: DatabasePool, since: string): Promise<number> {
 }
 
 /** Each job's state once every one has settled (ready or failed for good) or the bound has passed. */
-async function settledJobs(pool: DatabasePool, exportIds: readonly string[], boundMs: number): Promise<Map<string, z.infer<typeof jobState>>> {
+export async function settledJobs(pool: DatabasePool, exportIds: readonly string[], boundMs: number): Promise<Map<string, z.infer<typeof jobState>>> {
   const read = async () =>
     pool.any(sql.type(jobState)`
       SELECT j.export_id AS "exportId", j.status, j.attempts,

@@ -2,9 +2,11 @@
 // on 2 API processes, 2 projectors and 2 export workers, and against a primary and hot standby of
 // the drill's own (READ_DATABASE_URL; Debian's PostgreSQL server tools, run as the postgres user). Prints one JSON line with each drill's
 // figures on stdout (progress on stderr) and exits 1 when a drill fails.
+import os from 'node:os';
 import { shutdownGraceMs } from '../src/main/serve.js';
 import { runCli } from '../test/support/cli.js';
 import { startDeployment, type Deployment } from './deployment.js';
+import { failoverDrill } from './failover.js';
 import { postgresCut, type PostgresCutFigures } from './postgresCut.js';
 import { projectorKill } from './projectorKill.js';
 import { readReplicaDrill } from './readReplicas.js';
@@ -17,9 +19,17 @@ const log = (line: string): void => void process.stderr.write(`drill: ${line}\n`
 /** DRILL_ONLY=projectorKill,workerKill runs only those (for working on one drill). */
 const only = process.env.DRILL_ONLY?.split(',').filter((name) => name !== '');
 const wanted = (name: string): boolean => only === undefined || only.includes(name);
+/** `npm run drill failover`: the high-availability drill alone, on a Patroni cluster and Sentinel set-up of its own. */
+const step = process.argv[2];
 
 async function main(): Promise<number> {
   const started = performance.now();
+  if (step === 'failover') {
+    const figures = await failoverDrill({ clients: 32, log }).catch((error: unknown) => ({ failures: [`drill aborted: ${error instanceof Error ? error.message : String(error)}`] }));
+    process.stdout.write(`${JSON.stringify({ passed: figures.failures.length === 0, seconds: Math.round((performance.now() - started) / 1000), failover: figures, machineLoad: os.loadavg().map((n) => Math.round(n * 10) / 10) })}\n`);
+    return figures.failures.length === 0 ? 0 : 1;
+  }
+  if (step !== undefined) throw new Error(`unknown drill step ${step} (known: failover)`);
   if (only !== undefined && only.every((name) => name === 'readReplicas')) {
     // The read-replica drill runs on a cluster of its own: the shared deployment is not needed.
     const figures = await readReplicaDrill({ clients: 32, log }).catch((error: unknown) => ({ failures: [`drill aborted: ${error instanceof Error ? error.message : String(error)}`] }));
