@@ -66,7 +66,7 @@ describe('the command line without a database', () => {
   test('a bad setting stops the command with a message naming it', async () => {
     const result = await runCli(['migrate'], { DATABASE_URL: 'mysql://localhost/db' });
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe('supply-api: Invalid setting DATABASE_URL: must start with postgres:// or postgresql:// (postgres://user@host:5432/db)');
+    expect(result.stderr.trim()).toBe('supply-api: Invalid setting DATABASE_URL: must start with postgres:// or postgresql:// (postgres://user@host:5432/db or postgres://user@pg1:5432,pg2:5432,pg3:5432/db)');
   });
 
   test('serve checks its port before anything else, and a database it cannot reach is named by its setting', async () => {
