@@ -127,9 +127,10 @@ export async function redisFailover(target: RedisFailoverTarget, options: RedisF
   // Mid-export: a burst of requests, and the master killed once one of their jobs is stored and not yet built.
   await waitUntil(30_000, async () => posts.some((p) => p.sample.status === 202));
   const burst = Promise.all(target.apiBases.flatMap((base) => [0, 1].map(() => postExport(`${base}/v1/analytics/exports`, target.key))));
-  await waitUntil(10_000, async () => (await inFlight(target.pool, startedAt)) > 0);
+  // Counted just before the kill: read again after it, the count may already be 0 (a build takes milliseconds).
+  let jobsInFlightAtKill = 0;
+  await waitUntil(10_000, async () => (jobsInFlightAtKill = await inFlight(target.pool, startedAt)) > 0);
   const { killed, at: killedAt } = await target.sentinel.killMaster();
-  const jobsInFlightAtKill = await inFlight(target.pool, startedAt);
   posts.push(...(await burst));
   log(`Redis master :${killed.port} SIGKILLed with ${jobsInFlightAtKill} export jobs in flight`);
 
