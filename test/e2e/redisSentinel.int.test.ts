@@ -86,6 +86,6 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('the se
     }
     for (const started of processes) expect(started.child.exitCode).toBeNull();
     // The workers noticed the outage and said when Redis was back, on the promoted replica.
-    for (const worker of processes.slice(1)) expect(worker.output()).toMatch(/"msg":"export worker: Redis reachable again"/);
+    for (const worker of processes.slice(1)) await eventually(() => expect(worker.output()).toMatch(/"msg":"export worker: Redis reachable again"/));
   });
 });
