@@ -1,5 +1,4 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { sql } from '../../src/platform/sql.js';
 import { silentLogger } from './databases.js';
 import { postgresBinDir } from './standbyCluster.js';
 import { freePort } from './tcpProxy.js';
+import { onPath } from './onPath.js';
 
 const run = promisify(execFile);
 
@@ -58,18 +58,6 @@ export function patroniClusterUnavailable(): string | undefined {
   return undefined;
 }
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 type Node = PatroniMember & { readonly dir: string; readonly config: string; child?: ChildProcess; output: string };
 

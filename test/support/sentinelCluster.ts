@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { RedisAddress } from '../../src/config/redisUrl.js';
 import { freePort } from './tcpProxy.js';
+import { onPath } from './onPath.js';
 
 /**
  * Sentinel's timings for the set-ups of the tests and the drill. The master is declared down after
@@ -51,18 +51,6 @@ export function sentinelClusterUnavailable(): string | undefined {
   return missing.length === 0 ? undefined : `${missing.join(' and ')} not found on PATH (Debian packages redis-server and redis-sentinel)`;
 }
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not in this folder
-    }
-  }
-  return undefined;
-}
 
 type Node = { readonly name: string; readonly port: number; readonly dir: string; child?: ChildProcess; output: string };
 
