@@ -11,6 +11,7 @@ import { silentLogger } from './databases.js';
 import { postgresBinDir } from './standbyCluster.js';
 import { freePort } from './tcpProxy.js';
 import { onPath } from './onPath.js';
+import { waitFor } from './waitFor.js';
 
 const run = promisify(execFile);
 
@@ -369,11 +370,3 @@ postgresql:
 `;
 }
 
-async function waitFor(what: string, timeoutMs: number, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

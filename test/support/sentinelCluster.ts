@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { RedisAddress } from '../../src/config/redisUrl.js';
 import { freePort } from './tcpProxy.js';
 import { onPath } from './onPath.js';
+import { waitFor as pollFor } from './waitFor.js';
 
 /**
  * Sentinel's timings for the set-ups of the tests and the drill. The master is declared down after
@@ -278,13 +279,9 @@ function fieldsOf(reply: unknown): Record<string, string> {
   return fields;
 }
 
-async function waitFor(what: string, timeoutMs: number, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The clusters' poll (test/support/waitFor.ts) every 50 ms: Sentinel's steps are quick. */
+function waitFor(what: string, timeoutMs: number, condition: () => Promise<boolean>): Promise<void> {
+  return pollFor(what, timeoutMs, condition, 50);
 }
 
 async function stopChild(child: ChildProcess | undefined): Promise<void> {
