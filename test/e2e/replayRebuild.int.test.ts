@@ -246,7 +246,11 @@ describe('replays of a medium seed (real Postgres)', () => {
       expect(result.projections.find((p) => p.projection === generation.projection)).toEqual({ projection: generation.projection, generation: generation.generation, resumed: true });
     }
     expect(result.events).toBe(total);
-    const slowest = left.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(total));
+    // Node's fold resumes from the slowest of the generations it folds; a generation Postgres loads
+    // from the log by itself commits once, at its end, so it may have been left at 0 by the kill.
+    const foldedByNode = left.filter((g) => allProjections.find((p) => p.name === g.projection)?.bulkRows?.fromLog === undefined);
+    expect(foldedByNode.length).toBeGreaterThan(0);
+    const slowest = foldedByNode.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(total));
     expect(result.resumedAtEvents).toBe(Number(slowest));
     expect((await loadGenerations(pool, ['failed'])).filter((g) => left.some((l) => l.projection === g.projection && l.generation === g.generation))).toEqual([]);
     // The deferred indexes are there once each, even those the killed run had built already.
