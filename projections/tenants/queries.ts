@@ -27,15 +27,15 @@ export async function memberAccess(db: CommonQueryMethods, tenantId: string, mem
  * What a request made with a key depends on, joined to the key's row in the same statement (keys
  * are checked on every request): the tenant's and the member's status and the member's latest
  * deactivation, as columns `tenant_status`, `member_status` and `last_deactivated_at` of `holder`
- * (all NULL when either is unknown). `tenantId` and `memberId` are columns of the outer query.
+ * (all NULL when the tenant is unknown; the member's two when only the member is). `tenantId` and `memberId` are columns of the outer query.
  */
 export function keyHolderAccessJoin(tenantId: IdentifierSqlToken, memberId: IdentifierSqlToken): FragmentSqlToken {
   return sql.fragment`
     LEFT JOIN LATERAL (
       SELECT t.status AS tenant_status, m.status AS member_status, m.last_deactivated_at
       FROM read_models.tenants AS t
-      JOIN read_models.members AS m ON m.tenant_id = t.tenant_id
-      WHERE t.tenant_id = ${tenantId} AND m.tenant_id = ${tenantId} AND m.member_id = ${memberId}
+      LEFT JOIN read_models.members AS m ON m.tenant_id = ${tenantId} AND m.member_id = ${memberId}
+      WHERE t.tenant_id = ${tenantId}
     ) AS holder ON true
   `;
 }

@@ -41,6 +41,7 @@ export type KeyRefusalReason =
   | 'unknown'
   | 'mismatch'
   | 'revoked'
+  | 'tenant_unknown'
   | 'tenant_suspended'
   | 'member_suspended'
   | 'member_removed'
@@ -79,6 +80,8 @@ export async function checkKey(db: CommonQueryMethods, presented: string): Promi
   if (key === null) return refused('unknown');
   if (!sameHash(key.keyHash, hashKey(presented))) return refused('mismatch');
   if (key.status !== 'active') return refused('revoked');
+  // No workspace row: the projector has not applied the workspace's events (yet), which is not a suspension.
+  if (key.tenantStatus === null) return refused('tenant_unknown');
   if (key.tenantStatus !== 'active') return refused('tenant_suspended');
   if (key.memberStatus !== 'active') return refused(key.memberStatus === 'suspended' ? 'member_suspended' : key.memberStatus === 'removed' ? 'member_removed' : 'member_unknown');
   if (key.lastDeactivatedAt !== null && Date.parse(key.lastDeactivatedAt) >= Date.parse(key.createdAt)) return refused('member_deactivated_since_issued');
