@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { createApiTestBed, type ApiTestBed } from './apiTestBed.js';
+import { startOwnCluster, type OwnCluster } from './ownCluster.js';
 
 export type ApiBedOptions = NonNullable<Parameters<typeof createApiTestBed>[0]>;
 
@@ -18,12 +19,21 @@ export type ApiBedFixture = {
 /**
  * Given: one API test bed for the file (booted in beforeAll, closed in afterAll), its first tenant
  * and, when `scopes` are given, a key of that tenant with them. Read the fields inside tests and
- * hooks, not at load. `bootTimeoutMs` replaces the hook timeout of vitest.config.ts for a slow boot.
+ * hooks, not at load. `bed` may be a function, called at boot: for options that need what an
+ * earlier beforeAll of the file started (an S3 server, a proxy). `bootTimeoutMs` replaces the hook
+ * timeout of vitest.config.ts for a slow boot. `ownCluster` (true) makes the bed's database in a
+ * Postgres cluster of its own (ownCluster.ts), for files whose waits depend on the log's
+ * cluster-wide horizon (change feeds, and settling after appends of other processes).
  */
-export function useApiBed(options: { scopes?: readonly string[]; bed?: ApiBedOptions; bootTimeoutMs?: number } = {}): ApiBedFixture {
+export function useApiBed(
+  options: { scopes?: readonly string[]; bed?: ApiBedOptions | (() => ApiBedOptions); bootTimeoutMs?: number; ownCluster?: boolean } = {},
+): ApiBedFixture {
   let booted: { bed: ApiTestBed; tenant: TenantSummary; key?: string } | undefined;
+  let cluster: OwnCluster | undefined;
   beforeAll(async () => {
-    const bed = await createApiTestBed(options.bed);
+    const bedOptions = typeof options.bed === 'function' ? options.bed() : options.bed;
+    if (options.ownCluster === true) cluster = await startOwnCluster();
+    const bed = await createApiTestBed(cluster === undefined ? bedOptions : { ...bedOptions, postgresAdminUrl: cluster.adminUrl });
     const tenant = bed.tenants[0];
     if (tenant === undefined) {
       await bed.close();
@@ -33,6 +43,7 @@ export function useApiBed(options: { scopes?: readonly string[]; bed?: ApiBedOpt
   }, options.bootTimeoutMs);
   afterAll(async () => {
     await booted?.bed.close();
+    await cluster?.close();
   });
   const current = () => {
     if (booted === undefined) throw new Error('the API bed is not booted: read it inside a test');

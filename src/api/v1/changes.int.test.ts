@@ -18,7 +18,8 @@ const feeds = [
   { feed: '/v1/inventory/balances/changes', list: '/v1/inventory/balances', id: 'boxId' },
 ] as const;
 
-const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 2 }, bootTimeoutMs: 240_000 });
+// Feeds follow the projector's checkpoint, which waits for the cluster-wide log horizon: a cluster of the file's own.
+const given = useApiBed({ ownCluster: true, scopes: issuableScopes, bed: { tenants: 2 }, bootTimeoutMs: 240_000 });
 const { allPages } = apiClient(given);
 
 async function feedPage(path: string, cursor?: string, limit = 200): Promise<FeedPage> {
