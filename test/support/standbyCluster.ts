@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { silentLogger } from './databases.js';
 import { postgresServerUnavailable, postgresTools } from './postgresServer.js';
 import { freePort } from './tcpProxy.js';
+import { waitFor } from './waitFor.js';
 
 /** Why a primary and standby of our own cannot be started here, or undefined when they can. */
 export function standbyClusterUnavailable(): string | undefined {
@@ -97,15 +98,12 @@ export async function startStandbyCluster(options: { database?: string; synchron
     const lsnRow = z.object({ lsn: z.string() });
     const caughtUp = async (timeoutMs = 30_000): Promise<void> => {
       const target = await admin.oneFirst(sql.type(lsnRow)`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn`);
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
+      await waitFor('the standby to catch up', timeoutMs, async () => {
         const replay = await standbyAdmin
           .oneFirst(sql.type(z.object({ lsn: z.string().nullable() }))`SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS lsn`)
           .catch(() => null);
-        if (replay !== null && BigInt(replay) >= BigInt(target)) return;
-        if (Date.now() > deadline) throw new Error(`the standby did not catch up within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return replay !== null && BigInt(replay) >= BigInt(target);
+      }, 50);
     };
     try {
       await admin.query(sql.typeAlias('void')`CREATE DATABASE ${sql.identifier([database])}`);
