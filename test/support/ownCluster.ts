@@ -1,7 +1,12 @@
-import { appendFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { postgresTools } from './postgresServer.js';
 import { freePort } from './tcpProxy.js';
+
+/** Each cluster's folder starts with this and the run's database prefix (test/globalSetup.ts), which names the run. */
+const folderPrefix = 'supply-own-cluster-';
 
 export type OwnCluster = {
   /** The cluster's `postgres` database (superuser, trust): where test databases are created. */
@@ -17,7 +22,7 @@ export type OwnCluster = {
  */
 export async function startOwnCluster(): Promise<OwnCluster> {
   const { tool, folder: newFolder } = postgresTools();
-  const folder = await newFolder('supply-own-cluster-');
+  const folder = await newFolder(`${folderPrefix}${process.env.TEST_DATABASE_PREFIX ?? ''}`);
   const dataDir = path.join(folder, 'data');
   const port = await freePort();
   let started = false;
@@ -41,4 +46,21 @@ export async function startOwnCluster(): Promise<OwnCluster> {
     await rm(folder, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * Stops the clusters a run left running (a test stopped half way never reaches its clean-up) and
+ * removes their folders: those of `runPrefix` only, never another run's. Answers how many it found.
+ */
+export async function stopOwnClustersOfRun(runPrefix: string): Promise<number> {
+  const start = `${folderPrefix}${runPrefix}`;
+  const left = (await readdir(os.tmpdir())).filter((name) => name.startsWith(start));
+  if (left.length === 0) return 0;
+  const { tool } = postgresTools();
+  for (const name of left) {
+    const dataDir = path.join(os.tmpdir(), name, 'data');
+    if (existsSync(path.join(dataDir, 'postmaster.pid'))) await tool('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await rm(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  }
+  return left.length;
 }
