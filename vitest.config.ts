@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { servicesNeededBy, type Service } from './test/support/serviceNeeds.js';
+import { postgresServerUnavailable } from './test/support/postgresServer.js';
 import { isReachable, testPostgresAdminUrl, testRedisUrl } from './test/support/services.js';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
@@ -15,7 +16,11 @@ const include = ['src/**/*.test.ts', 'projections/**/*.test.ts', 'test/**/*.test
  */
 async function withoutMissingServices(): Promise<string[]> {
   if (process.env.CI === 'true' || process.env.CI === '1') return [];
-  const reachable: Record<Service, boolean> = { postgres: await isReachable(testPostgresAdminUrl), redis: await isReachable(testRedisUrl) };
+  const reachable: Record<Service, boolean> = {
+    postgres: await isReachable(testPostgresAdminUrl),
+    redis: await isReachable(testRedisUrl),
+    postgresServer: postgresServerUnavailable() === undefined,
+  };
   const missing = (Object.keys(reachable) as Service[]).filter((service) => !reachable[service]);
   if (missing.length === 0) return [];
   const supportDir = path.join(root, 'test', 'support');

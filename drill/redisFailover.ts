@@ -6,7 +6,11 @@ import { createRequestBudget, type RequestBudget } from '../src/api/rateLimit/re
 import { createLogger } from '../src/platform/logger.js';
 import { sql } from '../src/platform/sql.js';
 import type { SentinelCluster } from '../test/support/sentinelCluster.js';
+import { waitFor } from '../test/support/waitFor.js';
 import { runLoad, type Sample } from './load.js';
+
+/** How often the drill looks at what it waits for: the resolution of its figures. */
+const pollMs = 50;
 
 /**
  * What the step needs of a running deployment: its Sentinel set-up (test/support/sentinelCluster.ts),
@@ -125,11 +129,11 @@ export async function redisFailover(target: RedisFailoverTarget, options: RedisF
   })();
 
   // Mid-export: a burst of requests, and the master killed once one of their jobs is stored and not yet built.
-  await waitUntil(30_000, async () => posts.some((p) => p.sample.status === 202));
+  await waitFor('a first accepted export', 30_000, async () => posts.some((p) => p.sample.status === 202), pollMs);
   const burst = Promise.all(target.apiBases.flatMap((base) => [0, 1].map(() => postExport(`${base}/v1/analytics/exports`, target.key))));
   // Counted just before the kill: read again after it, the count may already be 0 (a build takes milliseconds).
   let jobsInFlightAtKill = 0;
-  await waitUntil(10_000, async () => (jobsInFlightAtKill = await inFlight(target.pool, startedAt)) > 0);
+  await waitFor('an export build in flight', 10_000, async () => (jobsInFlightAtKill = await inFlight(target.pool, startedAt)) > 0, pollMs);
   const { killed, at: killedAt } = await target.sentinel.killMaster();
   posts.push(...(await burst));
   log(`Redis master :${killed.port} SIGKILLed with ${jobsInFlightAtKill} export jobs in flight`);
@@ -139,7 +143,7 @@ export async function redisFailover(target: RedisFailoverTarget, options: RedisF
   const promotedAfterSeconds = seconds(promotion.at - killedAt);
   log(`replica :${promotion.to.port} promoted ${promotedAfterSeconds} s after the kill`);
   // Load goes on until exports have been acknowledged again for a while, so the worker is seen to go on.
-  await waitUntil(30_000, async () => posts.filter((p) => p.sample.status === 202 && p.sample.startedAt > promotion.at).length >= 5);
+  await waitFor('5 exports accepted after the promotion', 30_000, async () => posts.filter((p) => p.sample.status === 202 && p.sample.startedAt > promotion.at).length >= 5, pollMs);
   stop.abort();
   const [reads, , budgetCounts] = await Promise.all([reading, posting, budgetRun]);
   // One more request per process hands Redis what each granted meanwhile.
@@ -255,10 +259,15 @@ export async function settledJobs(pool: DatabasePool, exportIds: readonly string
       FROM export_jobs j WHERE j.export_id = ANY(${sql.array([...exportIds], 'text')})
     `);
   let rows = await read();
-  await waitUntil(boundMs, async () => {
-    rows = await read();
-    return rows.length === exportIds.length && rows.every((row) => row.status === 'ready');
-  }).catch(() => undefined);
+  await waitFor(
+    'every export ready',
+    boundMs,
+    async () => {
+      rows = await read();
+      return rows.length === exportIds.length && rows.every((row) => row.status === 'ready');
+    },
+    pollMs,
+  ).catch(() => undefined);
   return new Map(rows.map((row) => [row.exportId, row]));
 }
 
@@ -273,14 +282,6 @@ async function withMaster<T>(sentinel: SentinelCluster, use: (redis: Awaited<Ret
     return await use(redis);
   } finally {
     redis.disconnect();
-  }
-}
-
-async function waitUntil(timeoutMs: number, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(50);
   }
 }
 

@@ -1,4 +1,5 @@
 import { isReachable, testPostgresAdminUrl, testRedisUrl } from './support/services.js';
+import { stopOwnClustersOfRun } from './support/ownCluster.js';
 import { dropTestDatabases, dropTestDatabasesDetached, newRunDatabasePrefix } from './support/testDatabaseCleanup.js';
 
 /**
@@ -39,5 +40,6 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
     await dropTestDatabases(testPostgresAdminUrl, prefix);
+    await stopOwnClustersOfRun(prefix);
   };
 }

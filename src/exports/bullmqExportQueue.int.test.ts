@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -7,6 +6,7 @@ import { redisProxy, refusingPort } from '../../test/support/redisProxy.js';
 import { capturingLogger as captureLogs, logLevels } from '../../test/support/capturingLogger.js';
 import { eventually } from '../../test/support/eventually.js';
 import { services, testRedisUrl } from '../../test/support/services.js';
+import { pace } from '../../test/support/pace.js';
 import { createLogger } from '../platform/logger.js';
 import { createBullmqExportQueue, startBullmqExportWorker } from './bullmqExportQueue.js';
 import type { ExportAttempt, ExportProcessor, ExportQueue, ExportTask, ExportWorker } from './exportQueue.js';
@@ -220,7 +220,7 @@ describe.runIf(services.redis)('the BullMQ export queue on real Redis', () => {
             overlapped ||= running.has(t.exportId);
             running.add(t.exportId);
             byWorker[name].push(t.exportId);
-            await sleep(25);
+            await pace(25); // the build's work
             running.delete(t.exportId);
           },
         }),

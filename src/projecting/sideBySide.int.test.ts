@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
 import { event } from '../../test/support/projectionTestBed.js';
+import { pace } from '../../test/support/pace.js';
 import type { RecordedEvent } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget, type DecodedBatch } from './applyBatch.js';
@@ -51,7 +52,7 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
       }
       inFlight += 1;
       try {
-        await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+        await pace(options.delayMs); // a slow apply
         await db.query(sql.typeAlias('void')`
           INSERT INTO ${table('seen')} SELECT * FROM ${sql.unnest(
             events.map((e) => [e.tenantId, e.position.seq]),

@@ -4,7 +4,8 @@ import { problemCatalogue } from '../../src/api/problems/problemCatalogue.js';
 import type { Operation } from '../../src/api/v1/operation.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
-import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../support/apiTestBed.js';
+import { testErrorTypeBase, type ApiTestBed } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { createResponseValidator, type ResponseValidator } from '../support/openApiValidator.js';
 import { services } from '../support/services.js';
 import { createRawClient, type RawClient, type RawRequest, type RawResponse } from './rawHttp.js';
@@ -63,10 +64,9 @@ async function send(request: RawRequest, options: { contract?: boolean } = {}): 
 // ---- the properties ----------------------------------------------------------------------------
 
 describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON document or a 4xx problem document', () => {
+  const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 1 } });
   beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 1 });
-    tenant = the(bed.tenants[0], 'tenant');
-    key = await bed.issueKey(tenant, issuableScopes);
+    ({ bed, tenant, key } = given);
     const exported = await bed.request('/v1/analytics/exports', { key, method: 'POST' });
     expect(exported.status, exported.text).toBe(202);
     exportIds = [String((exported.body as { exportId: unknown }).exportId)];
@@ -86,9 +86,8 @@ describe.runIf(services.postgres)('bad input: the answer is always a 2xx JSON do
       baselineOf.set(operation.path, (await send({ path: operation.path, headers: auth })).body);
     }
   });
-  afterAll(async () => {
+  afterAll(() => {
     client?.close();
-    await bed?.close();
   });
 
   test('given the operations of /v1, when the inputs are derived, then every query parameter and path id is covered', () => {

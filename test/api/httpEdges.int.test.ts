@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { TenantSummary } from '../../src/console/seedSummary.js';
-import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
+import { describe, expect, test } from 'vitest';
+import { useApiBed } from '../support/useApiBed.js';
 import { createRawClient, openConnection, type RawConnection, type SocketAnswer } from './rawHttp.js';
 
 /**
@@ -9,19 +8,7 @@ import { createRawClient, openConnection, type RawConnection, type SocketAnswer 
  * and the challenge of /v1's 401. Every check is decided by what arrives, never by time.
  */
 
-let bed: ApiTestBed;
-let tenant: TenantSummary;
-let key: string;
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 1 });
-  const [first] = bed.tenants;
-  if (first === undefined) throw new Error('no tenant');
-  tenant = first;
-  key = await bed.issueKey(tenant, ['analytics:read', 'orders:read']);
-});
-afterAll(async () => {
-  await bed?.close();
-});
+const given = useApiBed({ scopes: ['analytics:read', 'orders:read'], bed: { tenants: 1 } });
 
 /** The largest body any path reads (a /mcp batch), and the limit of /v1 and the OAuth endpoints. */
 const serviceLimit = 64 * 1024;
@@ -57,7 +44,7 @@ async function streamEndlessly(connection: RawConnection): Promise<number> {
 }
 
 async function withConnection<T>(run: (connection: RawConnection) => Promise<T>): Promise<T> {
-  const connection = await openConnection(bed.baseUrl);
+  const connection = await openConnection(given.bed.baseUrl);
   try {
     return await run(connection);
   } finally {
@@ -95,7 +82,7 @@ describe('bodies larger than the service reads', () => {
     ['POST', '/revoke'],
   ])('given %s %s with a body declared over its 16 KiB, then 413 before any body byte is sent', async (method, path) => {
     await withConnection(async (connection) => {
-      await connection.write(head(method, path, { authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': String(routeLimit + 1) }));
+      await connection.write(head(method, path, { authorization: `Bearer ${given.key}`, 'Content-Type': 'application/json', 'Content-Length': String(routeLimit + 1) }));
       const answer = await connection.nextAnswer();
       expect(problemOf(answer)).toMatchObject({ code: 'common.payload_too_large', status: 413 });
       await connection.closed;
@@ -143,10 +130,10 @@ describe('bodies larger than the service reads', () => {
   test('given an acceptable chunked body on /v1, then it is read and the connection stays usable', async () => {
     await withConnection(async (connection) => {
       const body = JSON.stringify({ period: 'daily' });
-      await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }));
+      await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${given.key}`, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }));
       await connection.write(`${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`);
       expect((await connection.nextAnswer()).status).toBe(202);
-      await connection.write(head('GET', '/v1/me', { authorization: `Bearer ${key}` }));
+      await connection.write(head('GET', '/v1/me', { authorization: `Bearer ${given.key}` }));
       expect((await connection.nextAnswer()).status).toBe(200);
       expect(connection.isClosed()).toBe(false);
     });
@@ -157,7 +144,7 @@ describe('Expect', () => {
   test('given Expect: 100-continue with a body declared over the limit, then 413 instead of 100 Continue, and the connection closes', async () => {
     for (const length of [999_999_999_999, serviceLimit + 1, routeLimit + 1]) {
       await withConnection(async (connection) => {
-        await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${key}`, Expect: '100-continue', 'Content-Type': 'application/json', 'Content-Length': String(length) }));
+        await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${given.key}`, Expect: '100-continue', 'Content-Type': 'application/json', 'Content-Length': String(length) }));
         const answer = await connection.nextAnswer();
         expect({ length, status: answer.status }).toEqual({ length, status: 413 });
         expect(problemOf(answer).code).toBe('common.payload_too_large');
@@ -169,7 +156,7 @@ describe('Expect', () => {
   test('given Expect: 100-continue with an acceptable body, then 100 Continue, and once the body is sent the answer', async () => {
     await withConnection(async (connection) => {
       const body = JSON.stringify({ period: 'weekly' });
-      await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${key}`, Expect: '100-continue', 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }));
+      await connection.write(head('POST', '/v1/analytics/exports', { authorization: `Bearer ${given.key}`, Expect: '100-continue', 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }));
       expect((await connection.nextAnswer()).status).toBe(100);
       await connection.write(body);
       const answer = await connection.nextAnswer();
@@ -192,7 +179,7 @@ describe('Expect', () => {
   test('given an Expect other than 100-continue, then 417 common.expectation_failed as a problem document', async () => {
     for (const path of ['/v1/me', '/nowhere', '/mcp']) {
       await withConnection(async (connection) => {
-        await connection.write(head('GET', path, { authorization: `Bearer ${key}`, Expect: 'the-moon' }));
+        await connection.write(head('GET', path, { authorization: `Bearer ${given.key}`, Expect: 'the-moon' }));
         const answer = await connection.nextAnswer();
         expect(answer.status).toBe(417);
         expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -204,7 +191,7 @@ describe('Expect', () => {
 
 describe('paths are case-sensitive', () => {
   test('given a path in another case, then 404 common.not_found before any key check, with a key or without', async () => {
-    const client = createRawClient(bed.baseUrl);
+    const client = createRawClient(given.bed.baseUrl);
     try {
       for (const [method, path] of [
         ['GET', '/V1/ORDERS'],
@@ -221,13 +208,13 @@ describe('paths are case-sensitive', () => {
         ['GET', '/.WELL-KNOWN/oauth-authorization-server'],
         ['GET', '/.well-known/oauth-protected-resource/MCP'],
       ] as const) {
-        for (const headers of [{}, { authorization: `Bearer ${key}` }]) {
+        for (const headers of [{}, { authorization: `Bearer ${given.key}` }]) {
           const answer = await client.send({ method, path, headers });
           expect({ method, path, status: answer.status, code: (answer.body as { code?: string } | undefined)?.code }).toEqual({ method, path, status: 404, code: 'common.not_found' });
         }
       }
       // The paths as written still answer.
-      expect((await client.send({ path: '/v1/me', headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect((await client.send({ path: '/v1/me', headers: { authorization: `Bearer ${given.key}` } })).status).toBe(200);
       expect((await client.send({ path: '/.well-known/oauth-authorization-server' })).status).toBe(200);
       expect((await client.send({ path: '/.well-known/oauth-protected-resource/mcp' })).status).toBe(200);
     } finally {
@@ -238,20 +225,20 @@ describe('paths are case-sensitive', () => {
 
 describe('the 401 of /v1', () => {
   test('given any key problem, then the same 401 with WWW-Authenticate: Bearer realm="v1", documented in the contract', async () => {
-    const revoked = await bed.issueKey(tenant, ['orders:read']);
+    const revoked = await given.bed.issueKey(given.tenant, ['orders:read']);
     // Cached first, so that the revoked key is refused by the read's own guard.
-    expect((await bed.request('/v1/orders?limit=1', { key: revoked })).status).toBe(200);
-    await bed.revokeKey(revoked);
-    const wrongChecksum = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0');
+    expect((await given.bed.request('/v1/orders?limit=1', { key: revoked })).status).toBe(200);
+    await given.bed.revokeKey(revoked);
+    const wrongChecksum = given.key.slice(0, -1) + (given.key.endsWith('0') ? '1' : '0');
     const answers = [
-      await bed.request('/v1/orders'),
-      await bed.request('/v1/orders', { headers: { authorization: `Basic ${key}` } }),
-      await bed.request('/v1/orders', { headers: { authorization: 'Bearer' } }),
-      await bed.request('/v1/orders', { headers: { authorization: 'Bearer not-a-key' } }),
-      await bed.request('/v1/orders', { headers: { authorization: `Bearer ${wrongChecksum}` } }),
-      await bed.request('/v1/orders', { key: 'svc_test_abcdefghijklmnopqrstuvwx_abcd' }),
-      await bed.request('/v1/orders', { key: revoked }),
-      await bed.request('/v1/me', { key: revoked }),
+      await given.bed.request('/v1/orders'),
+      await given.bed.request('/v1/orders', { headers: { authorization: `Basic ${given.key}` } }),
+      await given.bed.request('/v1/orders', { headers: { authorization: 'Bearer' } }),
+      await given.bed.request('/v1/orders', { headers: { authorization: 'Bearer not-a-key' } }),
+      await given.bed.request('/v1/orders', { headers: { authorization: `Bearer ${wrongChecksum}` } }),
+      await given.bed.request('/v1/orders', { key: 'svc_test_abcdefghijklmnopqrstuvwx_abcd' }),
+      await given.bed.request('/v1/orders', { key: revoked }),
+      await given.bed.request('/v1/me', { key: revoked }),
     ];
     const seen = new Set<string>();
     for (const answer of answers) {
@@ -263,7 +250,7 @@ describe('the 401 of /v1', () => {
     }
     // Identical whatever the cause (only the request id and the path differ).
     expect(seen.size).toBe(1);
-    const document = (await bed.request('/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+    const document = (await given.bed.request('/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
     expect(Object.keys(document.paths['/v1/orders']?.get?.responses['401']?.headers ?? {})).toContain('WWW-Authenticate');
   });
 });

@@ -2,8 +2,9 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiTestBed, testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../support/apiTestBed.js';
+import { describe, expect, test } from 'vitest';
+import { testErrorTypeBase, type ApiResponse } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { testRedisUrl } from '../support/services.js';
 import { loadConfig } from '../../src/config/config.js';
 import { composeApi, composeApp } from '../../src/main/apiComposition.js';
@@ -19,17 +20,10 @@ function rateHeaders(response: ApiResponse): Record<string, string | null> {
 }
 
 describe('request budget in memory (no REDIS_URL)', () => {
-  let bed: ApiTestBed;
-  beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 1, rateLimitPerMinute: budget });
-  });
-  afterAll(async () => {
-    await bed?.close();
-  });
+  const given = useApiBed({ bed: { tenants: 1, rateLimitPerMinute: budget } });
 
   test('given a budget of 3, when a key makes four requests to different operations, then the headers count down and the fourth is 429 with Retry-After', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
+    const { bed, tenant } = given;
     const key = await bed.issueKey(tenant, ['orders:read', 'catalog:read']);
     const answers = [
       await bed.request('/v1/me', { key }),
@@ -60,8 +54,7 @@ describe('request budget in memory (no REDIS_URL)', () => {
   });
 
   test('given 401 and 403 answers, then they use no budget and carry no rate-limit headers', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
+    const { bed, tenant } = given;
     const key = await bed.issueKey(tenant, ['catalog:read']);
     // A key one character off: the last character always changes (a fixed '0' would leave a key ending in '0' valid).
     const wrongKey = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0');
@@ -80,18 +73,11 @@ describe('request budget in memory (no REDIS_URL)', () => {
 });
 
 describe('request budget on Redis (REDIS_URL set)', () => {
-  let bed: ApiTestBed;
+  const given = useApiBed({ bed: { tenants: 1, rateLimitPerMinute: budget, redisUrl: testRedisUrl } });
   const redisPrefix = `supply-api:budget`;
-  beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 1, rateLimitPerMinute: budget, redisUrl: testRedisUrl });
-  });
-  afterAll(async () => {
-    await bed?.close();
-  });
 
   test('given two API processes sharing Redis, when one key spends its budget across both, then the budget is one', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
+    const { bed, tenant } = given;
     const key = await bed.issueKey(tenant, ['orders:read']);
     const logger = createLogger('silent');
     const config = loadConfig({ DATABASE_URL: bed.database.url, REDIS_URL: testRedisUrl, RATE_LIMIT_PER_MINUTE: String(budget), ERROR_TYPE_BASE: testErrorTypeBase });
@@ -126,21 +112,16 @@ describe('request budget on Redis (REDIS_URL set)', () => {
 });
 
 describe('Redis unreachable', () => {
+  const given = useApiBed({ bed: { tenants: 1, rateLimitPerMinute: budget, redisUrl: 'redis://user:hunter2@127.0.0.1:1' } });
   test('given REDIS_URL pointing nowhere, when keys read, then the API keeps serving with a per-process budget and logs it', async () => {
-    const bed = await createApiTestBed({ tenants: 1, rateLimitPerMinute: budget, redisUrl: 'redis://user:hunter2@127.0.0.1:1' });
-    try {
-      const tenant = bed.tenants[0];
-      if (!tenant) throw new Error('no tenant');
-      const key = await bed.issueKey(tenant, ['orders:read']);
-      const statuses = [];
-      for (let i = 0; i < budget + 1; i += 1) statuses.push((await bed.request('/v1/me', { key, headers: { 'x-request-id': randomUUID() } })).status);
-      expect(statuses).toEqual([200, 200, 200, 429]);
-      const warnings = bed.logs.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level === 40);
-      // The warning names the setting and where it points, without its password.
-      expect(warnings.map((line) => line.msg).join('\n')).toContain('unreachable at REDIS_URL=redis://user:***@127.0.0.1:1');
-      expect(bed.logs.join('')).not.toContain('hunter2');
-    } finally {
-      await bed.close();
-    }
+    const { bed, tenant } = given;
+    const key = await bed.issueKey(tenant, ['orders:read']);
+    const statuses = [];
+    for (let i = 0; i < budget + 1; i += 1) statuses.push((await bed.request('/v1/me', { key, headers: { 'x-request-id': randomUUID() } })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const warnings = bed.logs.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level === 40);
+    // The warning names the setting and where it points, without its password.
+    expect(warnings.map((line) => line.msg).join('\n')).toContain('unreachable at REDIS_URL=redis://user:***@127.0.0.1:1');
+    expect(bed.logs.join('')).not.toContain('hunter2');
   });
 });

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { invalidRequestDetails, problemCatalogue } from '../../src/api/problems/problemCatalogue.js';
 import type { ProblemCode } from '../../src/platform/errors.js';
 import type { Operation } from '../../src/api/v1/operation.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
-import { createApiTestBed, testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../support/apiTestBed.js';
+import { testErrorTypeBase, type ApiResponse, type ApiTestBed } from '../support/apiTestBed.js';
+import { apiClient, useApiBed, type Page } from '../support/useApiBed.js';
 import { services } from '../support/services.js';
 
 /**
@@ -13,8 +14,6 @@ import { services } from '../support/services.js';
  * an id that does not exist. The sweep is derived from `v1Operations`, so a new operation with a
  * path id or a filter id is covered without touching this file (or fails here until it has an id source).
  */
-
-type Page = { data: Record<string, unknown>[]; hasMore: boolean; nextCursor?: string };
 
 const pathParameter = /\{(\w+)\}/g;
 
@@ -62,11 +61,7 @@ function unknownLike(id: string): string {
   return unknown;
 }
 
-async function pageOf(path: string, key: string): Promise<Page> {
-  const response = await bed.request(path, { key });
-  expect(response.status, `${path}: ${response.text}`).toBe(200);
-  return response.body as Page;
-}
+const pageOf = (path: string, key: string): Promise<Page> => apiClient({ bed, key }).page(path);
 
 /**
  * An id of tenant B for a path parameter, found for the operation that uses it: B's key must read
@@ -116,15 +111,10 @@ function expectedProblem(code: ProblemCode, path: string, response: ApiResponse,
 }
 
 describe.runIf(services.postgres)('tenant isolation: another tenant’s ids answer exactly like unknown ids', () => {
+  const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 2 } });
   beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 2 });
-    tenantA = first(bed.tenants.slice(0, 1), 'tenant A');
-    tenantB = first(bed.tenants.slice(1, 2), 'tenant B');
-    keyA = await bed.issueKey(tenantA, issuableScopes);
+    ({ bed, tenant: tenantA, otherTenant: tenantB, key: keyA } = given);
     keyB = await bed.issueKey(tenantB, issuableScopes);
-  });
-  afterAll(async () => {
-    await bed?.close();
   });
 
   test('given the operations of /v1, when the sweep lists them, then every path id, filter id and cursor operation is covered', () => {

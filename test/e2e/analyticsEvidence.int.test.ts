@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { verifyEvidence, verifyEvidenceMany, type EvidenceVerification } from '../../src/reporting/verifyEvidence.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { testAsOf } from '../support/apiTestBed.js';
+import { apiClient, useApiBed } from '../support/useApiBed.js';
 import { runCli } from '../support/cli.js';
 
 type Json = Record<string, unknown>;
@@ -13,22 +14,12 @@ type Json = Record<string, unknown>;
  * fold over the event log, on the medium seed (100 000 events), through the API.
  */
 const clock = fixedClock(new Date(Date.parse(testAsOf) + 7.25 * 3_600_000));
-let bed: ApiTestBed;
+const given = useApiBed({ bed: { tenants: 2, scale: 'medium', days: 120, clock }, bootTimeoutMs: 600_000 });
 let key: string;
-
 beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 2, scale: 'medium', days: 120, clock });
-  const tenant = bed.tenants[1];
-  if (!tenant) throw new Error('no tenant');
-  key = await bed.issueKey(tenant, ['analytics:read']);
-}, 600_000);
-afterAll(async () => bed?.close());
-
-async function get(path: string): Promise<Json> {
-  const response = await bed.request(path, { key });
-  expect(response.status, response.text).toBe(200);
-  return response.body as Json;
-}
+  key = await given.bed.issueKey(given.otherTenant, ['analytics:read']);
+});
+const get = (path: string) => apiClient({ bed: given.bed, key }).get(path);
 
 function evidenceIdsOf(body: unknown): string[] {
   const ids: string[] = [];
@@ -40,7 +31,7 @@ function evidenceIdsOf(body: unknown): string[] {
 }
 
 async function verify(evidenceId: string): Promise<EvidenceVerification> {
-  return verifyEvidence(bed.database.pool, bed.eventStore, evidenceId);
+  return verifyEvidence(given.bed.database.pool, given.bed.eventStore, evidenceId);
 }
 
 describe('analytics evidence on the medium seed', () => {
@@ -63,7 +54,7 @@ describe('analytics evidence on the medium seed', () => {
     // One fold of the log for every figure read at the same checkpoint (verifyEvidence folds for each).
     let folds = 0;
     let last = Number.POSITIVE_INFINITY;
-    const verifications = await verifyEvidenceMany(bed.database.pool, bed.eventStore, ids, {
+    const verifications = await verifyEvidenceMany(given.bed.database.pool, given.bed.eventStore, ids, {
       onProgress: (read) => {
         // Each fold counts the events it read from the start of the log again.
         if (read <= last) folds += 1;
@@ -79,17 +70,17 @@ describe('analytics evidence on the medium seed', () => {
   test('a figure altered after it was served is a mismatch: verify prints both and exits 1', async () => {
     const body = await get('/v1/analytics/metrics/PENDING_ORDERS');
     const evidenceId = String(body.evidenceId);
-    const ok = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });
+    const ok = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: given.bed.database.url });
     expect(ok.code, ok.stderr).toBe(0);
     const printed = JSON.parse(ok.stdout) as Json;
     expect(printed).toMatchObject({ evidenceId, match: true, recorded: { metric: 'PENDING_ORDERS', value: body.value } });
     expect(printed.recomputed).toEqual(printed.recorded);
 
-    await bed.database.pool.query(sql.typeAlias('void')`
+    await given.bed.database.pool.query(sql.typeAlias('void')`
       UPDATE analytics_evidence SET recorded = jsonb_set(recorded::jsonb, '{value}', to_jsonb((recorded::jsonb->>'value')::int + 1))::text
       WHERE evidence_id = ${evidenceId}
     `);
-    const bad = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });
+    const bad = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: given.bed.database.url });
     expect(bad.code).toBe(1);
     const mismatch = JSON.parse(bad.stdout) as Json;
     expect(mismatch.match).toBe(false);
@@ -99,16 +90,16 @@ describe('analytics evidence on the medium seed', () => {
   }, 120_000);
 
   test('an unknown evidence id names the argument and exits 2', async () => {
-    const result = await runCli(['evidence', 'verify', 'ev1.bm8.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'], { DATABASE_URL: bed.database.url });
+    const result = await runCli(['evidence', 'verify', 'ev1.bm8.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'], { DATABASE_URL: given.bed.database.url });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('EVIDENCE_ID');
-    const missing = await runCli(['evidence', 'verify'], { DATABASE_URL: bed.database.url });
+    const missing = await runCli(['evidence', 'verify'], { DATABASE_URL: given.bed.database.url });
     expect(missing.code).toBe(2);
   });
 
   test('the evidence record keeps the checkpoint the figure was read at', async () => {
     const body = await get('/v1/analytics/metrics/LOW_STOCK');
-    const row = await bed.database.pool.one(sql.type(z.object({ tx: z.string(), seq: z.string() }))`
+    const row = await given.bed.database.pool.one(sql.type(z.object({ tx: z.string(), seq: z.string() }))`
       SELECT checkpoint_tx::text AS tx, checkpoint_seq::text AS seq FROM analytics_evidence WHERE evidence_id = ${String(body.evidenceId)}
     `);
     const verification = await verify(String(body.evidenceId));

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { issuableScopes } from '../../src/keys/scopes.js';
-import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
+import { apiClient, useApiBed } from '../support/useApiBed.js';
 import { runCli } from '../support/cli.js';
 
 const run = promisify(execFile);
@@ -92,8 +92,9 @@ async function unresolvedSourceMaps(packageDir: string): Promise<string[]> {
   return missing;
 }
 
-let bed: ApiTestBed;
-let key: string;
+// The sync reads a feed after CLI appends: a cluster of the file's own, so that no other file's transaction holds the log's horizon back.
+const given = useApiBed({ ownCluster: true, scopes: issuableScopes, bed: { tenants: 1 }, bootTimeoutMs: 240_000 });
+const { get, allPages } = apiClient(given);
 let scratch: string;
 
 /** tsc's output for a project with this configuration in the scratch project (empty: no error). */
@@ -105,13 +106,8 @@ async function typeCheck(configFile: string, config: object): Promise<string> {
 
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'read-api-client-consumer-'));
-  bed = await createApiTestBed({ tenants: 1 });
-  const tenant = bed.tenants[0];
-  if (!tenant) throw new Error('no tenant');
-  key = await bed.issueKey(tenant, issuableScopes);
-}, 240_000);
+});
 afterAll(async () => {
-  await bed?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
@@ -167,20 +163,13 @@ describe('the client as a package (npm pack, installed into a project outside th
     const snippetOptions = { target: 'es2022', strict: true, noUncheckedIndexedAccess: true, skipLibCheck: true, types: ['node'], noEmit: true, ...resolutions.node16 };
     expect.soft(await typeCheck('tsconfig.snippets.json', { compilerOptions: snippetOptions, files: snippetFiles })).toBe('');
 
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
+    const { bed, key, tenant } = given;
     const syncOnce = async () => {
       const { stdout } = await run(process.execPath, ['out/consumer.js', bed.baseUrl, key, 'cursor.txt'], { cwd: scratch, timeout: 60_000 });
       return JSON.parse(stdout) as { full: boolean; requests: number; changed: { orderId: string; stage: string; version: number }[] };
     };
     const full = await syncOnce();
-    const listed: string[] = [];
-    for (let cursor = ''; ; ) {
-      const page = (await bed.request(`/v1/orders?limit=200${cursor}`, { key })).body as { data: { orderId: string }[]; nextCursor?: string };
-      listed.push(...page.data.map((order) => order.orderId));
-      if (page.nextCursor === undefined) break;
-      cursor = `&cursor=${encodeURIComponent(page.nextCursor)}`;
-    }
+    const listed = (await allPages<{ orderId: string }>('/v1/orders')).map((order) => order.orderId);
     expect(full.full).toBe(true);
     expect(full.changed.map((order) => order.orderId).sort()).toEqual([...listed].sort());
 
@@ -191,7 +180,7 @@ describe('the client as a package (npm pack, installed into a project outside th
     const placed = await runCli(['console', 'place-order', '--workspace', tenant.workspaceId], env);
     expect(placed.code, placed.stderr).toBe(0);
     const { orderId: placedId } = JSON.parse(placed.stdout) as { orderId: string };
-    const open = (await bed.request('/v1/orders?status=submitted&limit=1', { key })).body as { data: { orderId: string }[] };
+    const open = await get<{ data: { orderId: string }[] }>('/v1/orders?status=submitted&limit=1');
     const advancedId = open.data.find((order) => order.orderId !== placedId)?.orderId ?? placedId;
     const advanced = await runCli(['console', 'advance-order', '--workspace', tenant.workspaceId, '--order', advancedId], env);
     expect(advanced.code, advanced.stderr).toBe(0);

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { startS3Server, useS3Credentials, type S3TestServer } from '../support/s3Server.js';
 import { services } from '../support/services.js';
 import { download, pollUntilReady, requestExport } from './exportFlows.js';
@@ -26,16 +27,15 @@ describe.each(['local', 's3'] as const)('a download link of a workspace suspende
       s3 = await startS3Server(`suspended-${randomUUID().slice(0, 8)}`);
       restoreCredentials = useS3Credentials();
     }
-    bed = await createApiTestBed({ tenants: 1, days: 7, clock, ...(s3 ? { env: s3.env } : {}) });
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    workspaceId = tenant.workspaceId;
-    key = await bed.issueKey(tenant, ['analytics:read']);
   });
   afterAll(async () => {
-    await bed?.close();
     await s3?.close();
     restoreCredentials?.();
+  });
+  const given = useApiBed({ scopes: ['analytics:read'], bed: () => ({ tenants: 1, days: 7, clock, ...(s3 ? { env: s3.env } : {}) }) });
+  beforeAll(() => {
+    ({ bed, key } = given);
+    workspaceId = given.tenant.workspaceId;
   });
 
   test.runIf(services.postgres)('the link still downloads the file within its 5 minutes; the poll answers 401 at once', async () => {

@@ -7,7 +7,8 @@ import { newEvent, streams } from '../../src/events/index.js';
 import { failingPuts } from '../support/failingBlobStore.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { eventually } from '../support/eventually.js';
 import { redisProxy } from '../support/redisProxy.js';
 import { startS3Server, useS3Credentials, type S3TestServer } from '../support/s3Server.js';
@@ -34,16 +35,15 @@ describe.each([
       s3 = await startS3Server(`exports-${randomUUID().slice(0, 8)}`);
       restoreCredentials = useS3Credentials();
     }
-    bed = await createApiTestBed({ clock, ...(queue === 'bullmq' ? { redisUrl: testRedisUrl } : {}), ...(s3 ? { env: s3.env } : {}) });
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    key = await bed.issueKey(tenant, ['analytics:read']);
-    prefix = key.slice(0, 12);
   });
   afterAll(async () => {
-    await bed?.close();
     await s3?.close();
     restoreCredentials?.();
+  });
+  const given = useApiBed({ scopes: ['analytics:read'], bed: () => ({ clock, ...(queue === 'bullmq' ? { redisUrl: testRedisUrl } : {}), ...(s3 ? { env: s3.env } : {}) }) });
+  beforeAll(() => {
+    ({ bed, key } = given);
+    prefix = key.slice(0, 12);
   });
 
   test('the composition uses the queue and store of the settings', () => {
@@ -97,15 +97,12 @@ describe('export jobs (in-process queue, local files)', () => {
   const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
   const storage = failingPuts();
 
+  const given = useApiBed({ scopes: ['analytics:read'], bed: { clock, wrapExportStore: storage.wrap } });
   beforeAll(async () => {
-    bed = await createApiTestBed({ clock, wrapExportStore: storage.wrap });
-    const [tenant, other] = bed.tenants;
-    if (!tenant || !other) throw new Error('two tenants expected');
-    key = await bed.issueKey(tenant, ['analytics:read']);
-    otherKey = await bed.issueKey(other, ['analytics:read']);
+    ({ bed, key } = given);
+    otherKey = await bed.issueKey(given.otherTenant, ['analytics:read']);
     prefix = key.slice(0, 12);
   });
-  afterAll(async () => bed?.close());
 
   test('a build that fails is marked failed with processing_error, retried automatically, and ends ready keeping the error', async () => {
     storage.failNext(1);
@@ -141,7 +138,7 @@ describe('export jobs (in-process queue, local files)', () => {
     const { figures } = await briefing(bed, key, 'weekly', 'en');
     const consumed = figures.find((f) => f.metric === 'CONSUMPTION_TREND' && f.dimension !== undefined);
     if (consumed?.dimension === undefined) throw new Error('the seeded week has no consumption');
-    const tenantId = bed.tenants[0]?.workspaceId ?? '';
+    const tenantId = given.tenant.workspaceId;
     const name = '=cmd|"/c calc"!A0, "gloves"\nsize M';
     await bed.eventStore.append(
       streams.item(tenantId, consumed.dimension),
@@ -181,9 +178,7 @@ describe('export jobs (in-process queue, local files)', () => {
   });
 
   test('without analytics:read the export is refused (403) and nothing is created', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    const ordersOnly = await bed.issueKey(tenant, ['orders:read']);
+    const ordersOnly = await bed.issueKey(given.tenant, ['orders:read']);
     const before = await jobRows(bed);
     const response = await postExport(bed, ordersOnly, { body: '{}' });
     expect(response.status).toBe(403);
@@ -302,7 +297,7 @@ describe('export jobs (in-process queue, local files)', () => {
   });
 
   test('a job whose queue entry was lost is queued again by the maintenance and built', async () => {
-    const tenantId = bed.tenants[0]?.workspaceId ?? '';
+    const tenantId = given.tenant.workspaceId;
     const exportId = randomUUID();
     const requestedAt = new Date(clock.now().getTime() - 10 * minute).toISOString();
     await bed.database.pool.query(sql.typeAlias('void')`
@@ -326,15 +321,14 @@ describe('export request while Redis is down (BullMQ queue)', () => {
   beforeAll(async () => {
     proxy = await redisProxy();
     await proxy.start();
-    bed = await createApiTestBed({ redisUrl: proxy.url });
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    key = await bed.issueKey(tenant, ['analytics:read']);
-    prefix = key.slice(0, 12);
   });
   afterAll(async () => {
-    await bed?.close();
     await proxy?.stop();
+  });
+  const given = useApiBed({ scopes: ['analytics:read'], bed: () => ({ redisUrl: proxy.url }) });
+  beforeAll(() => {
+    ({ bed, key } = given);
+    prefix = key.slice(0, 12);
   });
 
   test('500 common.internal_error, no exportId, no job left, schedule_failed in the audit trail and the log; accepted again once Redis is back', async () => {

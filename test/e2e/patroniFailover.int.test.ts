@@ -8,6 +8,7 @@ import { createDatabasePool } from '../../src/platform/db.js';
 import { runCli, startCli } from '../support/cli.js';
 import { patroniClusterUnavailable, startPatroniCluster, type PatroniCluster } from '../support/patroniCluster.js';
 import { eventually } from '../support/eventually.js';
+import { pace } from '../support/pace.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
@@ -61,16 +62,18 @@ function readLoad(key: string, expected: string, clients: number) {
   /** performance.now() of each answer that was not 200. */
   const failedAt: number[] = [];
   let wrong = 0;
+  let answered = 0;
   let running = true;
   const loops = Array.from({ length: clients }, async () => {
     while (running) {
       const { status, body } = await get(`/v1/orders/${encodeURIComponent(orderId)}`, key);
       const code = status === 200 ? '200' : `${status} ${/"code":"([^"]+)"/.exec(body)?.[1] ?? ''}`.trim();
       statuses[code] = (statuses[code] ?? 0) + 1;
+      answered += 1;
       if (status === 200 && body !== expected) wrong += 1;
       if (status !== 200) {
         failedAt.push(performance.now());
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await pace(50);
       }
     }
   });
@@ -78,6 +81,11 @@ function readLoad(key: string, expected: string, clients: number) {
     statuses,
     failedAt,
     wrong: () => wrong,
+    /** Waits until the loops have had `count` more answers each than when called: the load ran on past that moment. */
+    ranOn: async (count: number) => {
+      const from = answered;
+      await eventually(() => expect(answered - from).toBeGreaterThanOrEqual(count * clients), { timeoutMs: 60_000 });
+    },
     stop: async () => {
       running = false;
       await Promise.all(loops);
@@ -141,7 +149,7 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
         const status = await postExport(reader.key);
         writeStatuses[String(status)] = (writeStatuses[String(status)] ?? 0) + 1;
         if (status === 202) writesBackAt = performance.now();
-        else await new Promise((resolve) => setTimeout(resolve, 250));
+        else await pace(250);
       }
     })();
     const promoted = await cluster.newLeader(leader);
@@ -150,7 +158,7 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     expect(revoked.code, revoked.stderr).toBe(0);
     const afterRevocation = await refusedEverywhere(doomed.key, 30);
     await writer;
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await load.ranOn(20);
     await load.stop();
 
     const promotedAfterSeconds = (promoted.at - killedAt) / 1000;
@@ -182,7 +190,7 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     const revoked = await runCli(['keys', 'revoke', '--prefix', doomed.prefix], env);
     expect(revoked.code, revoked.stderr).toBe(0);
     const afterRevocation = await refusedEverywhere(doomed.key, 30);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await load.ranOn(20);
     await load.stop();
     process.stderr.write(`[patroni] switchover ${from.name} -> ${to.name}: reads ${JSON.stringify(load.statuses)}; wrong ${load.wrong()}\n`);
     expect(afterRevocation.filter((status) => status !== 401)).toEqual([]);

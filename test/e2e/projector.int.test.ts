@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -19,6 +18,7 @@ import { projectionsReport, waitForProjections } from '../../src/projecting/stat
 import { cliPath, runCli, startCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { eventually } from '../support/eventually.js';
+import { pace } from '../support/pace.js';
 import { seededRandom } from '../support/seededRandom.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 
@@ -81,7 +81,7 @@ describe('projector crash equivalence (medium seed, real Postgres)', () => {
       // Kill once it has committed at least one batch of this run, at a random moment after (the
       // random delay is the point, not a synchronisation: where in its work the kill lands).
       await eventually(async () => expect(await eventsSeen(pool)).not.toBe(before), { intervalMs: 10 });
-      await sleep(random.below(120));
+      await pace(random.below(120));
       child.kill('SIGKILL');
       await exited;
       const after = await eventsSeen(pool);

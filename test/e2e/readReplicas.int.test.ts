@@ -5,7 +5,6 @@ import { allProjections } from '../../projections/index.js';
 import { ordersProjection } from '../../projections/orders/projection.js';
 import { createReadiness, registerReadReplicaMetrics } from '../../src/main/readiness.js';
 import { projectionsReport } from '../../src/projecting/status.js';
-import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { sql } from '../../src/platform/sql.js';
 import { replayProjections } from '../../src/projecting/replay.js';
@@ -15,7 +14,8 @@ import { systemClock } from '../../src/platform/clock.js';
 import { verifyEvidence } from '../../src/reporting/verifyEvidence.js';
 import { signIn } from '../support/mcpClient.js';
 import { textOf } from '../support/mcpSuite.js';
-import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
+import type { ApiTestBed } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { silentLogger } from '../support/databases.js';
 import { expectRevocationActsUnderLoad, getWithKey } from '../support/revocationUnderLoad.js';
 import { eventually } from '../support/eventually.js';
@@ -86,12 +86,6 @@ async function shown(): Promise<{ readyz: { inUse: boolean | undefined; summary:
   };
 }
 
-function tenant(index: number): TenantSummary {
-  const found = bed.tenants[index];
-  if (!found) throw new Error(`no tenant ${index}`);
-  return found;
-}
-
 async function orderStatus(key: string, orderId: string): Promise<string> {
   const response = await fetch(`${bed.baseUrl}/v1/orders/${encodeURIComponent(orderId)}`, { headers: { authorization: `Bearer ${key}` } });
   expect(response.status).toBe(200);
@@ -102,12 +96,14 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
   beforeAll(async () => {
     cluster = await startStandbyCluster();
     admin = await createDatabasePool(cluster.primaryAdminUrl, 1);
-    bed = await createApiTestBed({ standby: cluster, env: { READ_REPLICA_MAX_LAG_MS: String(maxLagMs) } });
   });
   afterAll(async () => {
-    await bed?.close();
     await admin?.end();
     await cluster?.close();
+  });
+  const given = useApiBed({ bed: () => ({ standby: cluster, env: { READ_REPLICA_MAX_LAG_MS: String(maxLagMs) } }) });
+  beforeAll(() => {
+    bed = given.bed;
   });
 
   test('the primary names the standby synchronous (the service keeps synchronous_standby_names) and reads go to it; past the bound they go to the primary, and back once it has caught up', async () => {
@@ -116,8 +112,8 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
     expect(bed.router.standbys()[0]).toMatchObject({ standby: expect.stringMatching(/^127\.0\.0\.1:\d+\/supply$/), replicationName: 'standby1', synchronous: true, inUse: true });
     expect(await shown()).toEqual({ readyz: { inUse: true, summary: '1 of 1 in use' }, metrics: { inUse: 1, synchronous: 1, lagSeconds: expect.any(Number) } });
 
-    const { workspaceId, orderIds } = tenant(0);
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const { workspaceId, orderIds } = given.tenant;
+    const key = await bed.issueKey(given.tenant, ['orders:read']);
     // An order that can still move on.
     let orderId = '';
     let before = '';
@@ -186,7 +182,7 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
     await cluster.setApplyDelay(applyDelayMs);
     let revokeMs: number;
     try {
-      revokeMs = await expectRevocationActsUnderLoad(bed, tenant(0));
+      revokeMs = await expectRevocationActsUnderLoad(bed, given.tenant);
       expect(standbyInUse()).toBe(true);
     } finally {
       await cluster.setApplyDelay(0);
@@ -197,15 +193,15 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
 
   test('a cached key whose tenant is suspended is refused by the standby on the next request; reactivated, it reads again', async () => {
     await waitFor('standby in use', standbyInUse);
-    const key = await bed.issueKey(tenant(1), ['inventory:read']);
+    const key = await bed.issueKey(given.otherTenant, ['inventory:read']);
     const emptyPage = '/v1/inventory/balances?catalogItemId=no-such-item';
     expect((await getWithKey(bed.baseUrl, emptyPage, key)).status).toBe(200);
     await cluster.setApplyDelay(applyDelayMs);
     try {
-      await bed.console.suspendTenant({ workspaceId: tenant(1).workspaceId });
+      await bed.console.suspendTenant({ workspaceId: given.otherTenant.workspaceId });
       await bed.settle();
       expect(await getWithKey(bed.baseUrl, emptyPage, key)).toEqual({ status: 401, rateLimitHeaders: false });
-      await bed.console.reactivateTenant({ workspaceId: tenant(1).workspaceId });
+      await bed.console.reactivateTenant({ workspaceId: given.otherTenant.workspaceId });
       await bed.settle();
       expect((await getWithKey(bed.baseUrl, emptyPage, key)).status).toBe(200);
       expect(standbyInUse()).toBe(true);
@@ -216,7 +212,7 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
 
   test('an evidence id served from the standby is verifiable at once on the primary; an export created by POST is found by the very next GET', async () => {
     await waitFor('standby in use', standbyInUse);
-    const key = await bed.issueKey(tenant(0), ['analytics:read']);
+    const key = await bed.issueKey(given.tenant, ['analytics:read']);
     const logsBefore = bed.logs.length;
     const exceptions = await bed.request('/v1/analytics/exceptions', { key });
     expect(exceptions.status).toBe(200);
@@ -238,8 +234,8 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
 
   test('/mcp: the token is checked on the primary, tool reads come from the standby, and a tool answer\'s evidence id is verifiable at once', async () => {
     await waitFor('standby in use', standbyInUse);
-    const { workspaceId, orderIds } = tenant(0);
-    const memberId = tenant(0).memberIds[0] ?? '';
+    const { workspaceId, orderIds } = given.tenant;
+    const memberId = given.tenant.memberIds[0] ?? '';
     const { client } = await signIn(bed.baseUrl, async () =>
       (await issueSignInCode({ pool: bed.database.pool, clock: systemClock, checkMember: (w, m) => checkSignInMember(bed.eventStore, w, m) }, { workspaceId, memberId })).signInCode,
     );
@@ -277,7 +273,7 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
 
   test('a blue/green replay and switch is seen atomically on the standby: every answer during it is the same 200', async () => {
     await waitFor('standby in use', standbyInUse);
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const key = await bed.issueKey(given.tenant, ['orders:read']);
     const path = '/v1/orders?limit=20';
     const first = await bed.request(path, { key });
     expect(first.status).toBe(200);
@@ -304,8 +300,8 @@ describe.runIf(services.postgres && (inCi || unavailable === undefined))('reads 
 
   test('the standby stopped under load: no failed answer, reads move to the primary, a revocation still commits, and reads come back once it returns', async () => {
     await waitFor('standby in use', standbyInUse);
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
-    const other = await bed.issueKey(tenant(0), ['orders:read']);
+    const key = await bed.issueKey(given.tenant, ['orders:read']);
+    const other = await bed.issueKey(given.tenant, ['orders:read']);
     let done = false;
     const statuses: number[] = [];
     const client = async () => {

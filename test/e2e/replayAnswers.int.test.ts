@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { allProjections } from '../../projections/index.js';
 import { issuableScopes } from '../../src/keys/scopes.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { loadGenerations } from '../../src/projecting/generations.js';
 import { replayProjections } from '../../src/projecting/replay.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { testAsOf } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { silentLogger } from '../support/databases.js';
 
 const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
@@ -42,21 +43,12 @@ function firstId(text: string, field: string): string {
 }
 
 describe('a rebuild changes no /v1 answer (small seed, real Postgres, live projector)', () => {
-  let bed: ApiTestBed | undefined;
-  let key = '';
-  beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 2, clock });
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    key = await bed.issueKey(tenant, issuableScopes);
-  }, 240_000);
-  afterAll(async () => bed?.close());
+  const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 2, clock }, bootTimeoutMs: 240_000 });
 
   async function answers(): Promise<Record<string, string>> {
-    if (!bed) throw new Error('no bed');
+    const { bed, key } = given;
     const result: Record<string, string> = {};
     const ask = async (path: string) => {
-      if (!bed) throw new Error('no bed');
       const response = await bed.request(path, { key });
       expect(response.status, path).toBe(200);
       // Only these two may differ: when it was computed and which request asked.
@@ -76,7 +68,7 @@ describe('a rebuild changes no /v1 answer (small seed, real Postgres, live proje
   }
 
   test('the answers before and after a full replay (trusted, side by side; the ledger loaded from the log by Postgres, then by COPY) are byte-identical but for asOf and requestId', async () => {
-    if (!bed) throw new Error('no bed');
+    const { bed } = given;
     const before = await answers();
     const generationsBefore = (await loadGenerations(bed.database.pool, ['active'])).map((g) => g.generation);
     for (const loadFromLog of [true, false]) {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { newEvent, streams } from '../../src/events/index.js';
-import type { TenantSummary } from '../../src/console/seedSummary.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
+import { testAsOf } from '../support/apiTestBed.js';
+import { apiClient, useApiBed } from '../support/useApiBed.js';
 import { runCli } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
 
@@ -21,27 +21,16 @@ type Exceptions = Json & { total: number; truncated: boolean; exceptions: Except
  * API's clock moving between reads and no event appended unless a test says so.
  */
 const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
-let bed: ApiTestBed;
-let tenant: TenantSummary;
-let key: string;
+const given = useApiBed({ scopes: ['analytics:read', 'inventory:read'], bed: { tenants: 2, clock }, bootTimeoutMs: 300_000 });
+const client = apiClient(given);
 
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 2, clock });
-  const first = bed.tenants[0];
-  if (!first) throw new Error('no tenant');
-  tenant = first;
-  key = await bed.issueKey(tenant, ['analytics:read', 'inventory:read']);
-}, 300_000);
-afterAll(async () => bed?.close());
-
-async function get<T = Json>(path: string, options: { language?: string; key?: string } = {}): Promise<T> {
+/** A read of the API one moment later on its clock. */
+function get<T = Json>(path: string, options: { key?: string; headers?: Record<string, string> } = {}): Promise<T> {
   clock.advance(1_500);
-  const response = await bed.request(path, { key: options.key ?? key, headers: options.language ? { 'accept-language': options.language } : {} });
-  expect(response.status, `${path}: ${response.text}`).toBe(200);
-  return response.body as T;
+  return client.get<T>(path, options);
 }
 
-const evidenceRows = () => bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM analytics_evidence`);
+const evidenceRows = () => given.bed.database.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM analytics_evidence`);
 
 /** figure key (metric and dimension) → evidence id */
 function idsOf(figures: readonly Pick<Figure, 'metric' | 'dimension' | 'evidenceId'>[]): Map<string, string> {
@@ -49,11 +38,11 @@ function idsOf(figures: readonly Pick<Figure, 'metric' | 'dimension' | 'evidence
 }
 
 async function exportCsv(language: string): Promise<{ metric: string; dimension: string; evidenceId: string }[]> {
-  const posted = await bed.request('/v1/analytics/exports', { key, method: 'POST', body: '{"period":"daily"}', headers: { 'accept-language': language } });
+  const posted = await given.bed.request('/v1/analytics/exports', { key: given.key, method: 'POST', body: '{"period":"daily"}', headers: { 'accept-language': language } });
   expect(posted.status, posted.text).toBe(202);
   const exportId = String((posted.body as Json).exportId);
   const job = await eventually(async () => {
-    const answer = (await bed.request(`/v1/analytics/exports/${exportId}`, { key })).body as Json;
+    const answer = (await given.bed.request(`/v1/analytics/exports/${exportId}`, { key: given.key })).body as Json;
     expect(answer.status, `export ${exportId}`).toBe('ready');
     return answer;
   });
@@ -69,7 +58,7 @@ async function exportCsv(language: string): Promise<{ metric: string; dimension:
 }
 
 async function verify(evidenceId: string): Promise<Json> {
-  const result = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: bed.database.url });
+  const result = await runCli(['evidence', 'verify', evidenceId], { DATABASE_URL: given.bed.database.url });
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as Json;
 }
@@ -86,7 +75,7 @@ function lowStockOtherThan(value: unknown): Promise<Json> {
 describe('evidence ids name the figure', () => {
   test('with no new event every figure has one id in briefings read twice in en, es and pt and in the CSV; a LOW_STOCK change gives that figure a new id, and both verify', async () => {
     const reads: Briefing[] = [];
-    for (const language of ['en', 'es', 'pt', 'en', 'es', 'pt']) reads.push(await get<Briefing>('/v1/analytics/briefing', { language }));
+    for (const language of ['en', 'es', 'pt', 'en', 'es', 'pt']) reads.push(await get<Briefing>('/v1/analytics/briefing', { headers: { 'accept-language': language } }));
     const [first, ...others] = reads;
     if (!first) throw new Error('no briefing');
     expect(new Set(reads.map((r) => r.asOf)).size).toBe(reads.length);
@@ -109,9 +98,9 @@ describe('evidence ids name the figure', () => {
     const lowLevel = exceptions.exceptions.find((e) => e.metric === 'LOW_STOCK')?.reference;
     if (!lowLevel) throw new Error('the seed has a low stock level');
     const boxId = `box_${randomUUID()}`;
-    const envelope = () => ({ eventId: randomUUID(), tenantId: tenant.workspaceId, occurredAt: clock.now().toISOString() });
-    await bed.eventStore.append(
-      streams.box(tenant.workspaceId, boxId),
+    const envelope = () => ({ eventId: randomUUID(), tenantId: given.tenant.workspaceId, occurredAt: clock.now().toISOString() });
+    await given.bed.eventStore.append(
+      streams.box(given.tenant.workspaceId, boxId),
       [
         newEvent(
           'BoxRegistered',
@@ -126,7 +115,7 @@ describe('evidence ids name the figure', () => {
             boxId,
             catalogItemId: String(lowLevel.catalogItemId),
             quantityDelta: Number(lowLevel.reorderPoint) + 100,
-            actorId: tenant.memberIds[0] ?? '',
+            actorId: given.tenant.memberIds[0] ?? '',
             occurredAt: clock.now().toISOString(),
           },
           envelope(),
@@ -137,7 +126,7 @@ describe('evidence ids name the figure', () => {
     const after = await lowStockOtherThan(low.value);
     expect(after.value).toBe(Number(low.value) - 1);
     expect(after.evidenceId).not.toBe(low.evidenceId);
-    const briefingAfter = await get<Briefing>('/v1/analytics/briefing', { language: 'pt' });
+    const briefingAfter = await get<Briefing>('/v1/analytics/briefing', { headers: { 'accept-language': 'pt' } });
     expect(idsOf(briefingAfter.figures).get('LOW_STOCK/')).toBe(after.evidenceId);
 
     const old = await verify(String(low.evidenceId));
@@ -154,8 +143,8 @@ describe('evidence ids name the figure', () => {
     let last: Briefing | undefined;
     for (let i = 0; i < 1_000; i += 1) {
       clock.advance(1_000);
-      const response = await fetch(`${bed.baseUrl}/v1/analytics/briefing?period=weekly`, {
-        headers: { authorization: `Bearer ${key}`, 'accept-language': ['en', 'es', 'pt'][i % 3] ?? 'en' },
+      const response = await fetch(`${given.bed.baseUrl}/v1/analytics/briefing?period=weekly`, {
+        headers: { authorization: `Bearer ${given.key}`, 'accept-language': ['en', 'es', 'pt'][i % 3] ?? 'en' },
       });
       expect(response.status).toBe(200);
       last = (await response.json()) as Briefing;
@@ -166,11 +155,11 @@ describe('evidence ids name the figure', () => {
 
   test('an id handed out before content addressing (ev1) still resolves and verifies', async () => {
     const body = await get('/v1/analytics/metrics/PENDING_ORDERS');
-    const legacyId = `ev1.${Buffer.from(tenant.workspaceId, 'utf8').toString('base64url')}.${'L'.repeat(32)}`;
-    await bed.database.pool.query(sql.typeAlias('void')`
+    const legacyId = `ev1.${Buffer.from(given.tenant.workspaceId, 'utf8').toString('base64url')}.${'L'.repeat(32)}`;
+    await given.bed.database.pool.query(sql.typeAlias('void')`
       INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded, created_at, last_served_at)
       SELECT tenant_id, ${legacyId}, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded, created_at, last_served_at
-      FROM analytics_evidence WHERE tenant_id = ${tenant.workspaceId} AND evidence_id = ${String(body.evidenceId)}
+      FROM analytics_evidence WHERE tenant_id = ${given.tenant.workspaceId} AND evidence_id = ${String(body.evidenceId)}
     `);
     expect(await verify(legacyId)).toMatchObject({ evidenceId: legacyId, match: true, recorded: { metric: 'PENDING_ORDERS', value: body.value } });
   }, 120_000);
@@ -178,21 +167,21 @@ describe('evidence ids name the figure', () => {
   test('retention goes by the last answer that carried an id: one still served is kept, one no longer served is deleted', async () => {
     const served = await get('/v1/analytics/metrics/EXPIRING_STOCK');
     const longAgo = new Date(clock.now().getTime() - 120 * 86_400_000).toISOString();
-    const staleId = `ev1.${Buffer.from(tenant.workspaceId, 'utf8').toString('base64url')}.${'S'.repeat(32)}`;
-    await bed.database.pool.query(sql.typeAlias('void')`
+    const staleId = `ev1.${Buffer.from(given.tenant.workspaceId, 'utf8').toString('base64url')}.${'S'.repeat(32)}`;
+    await given.bed.database.pool.query(sql.typeAlias('void')`
       INSERT INTO analytics_evidence (tenant_id, evidence_id, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded, created_at, last_served_at)
       SELECT tenant_id, ${staleId}, subject, definition_version, as_of, checkpoint_tx, checkpoint_seq, recorded, ${longAgo}, ${longAgo}
-      FROM analytics_evidence WHERE tenant_id = ${tenant.workspaceId} AND evidence_id = ${String(served.evidenceId)}
+      FROM analytics_evidence WHERE tenant_id = ${given.tenant.workspaceId} AND evidence_id = ${String(served.evidenceId)}
     `);
     // The served record was first stored long ago; the next answer that carries its id renews it.
-    await bed.database.pool.query(sql.typeAlias('void')`
+    await given.bed.database.pool.query(sql.typeAlias('void')`
       UPDATE analytics_evidence SET created_at = ${longAgo}, last_served_at = ${longAgo} WHERE evidence_id = ${String(served.evidenceId)}
     `);
     const again = await get('/v1/analytics/metrics/EXPIRING_STOCK');
     expect(again.evidenceId).toBe(served.evidenceId);
-    const report = await bed.exports.runMaintenance?.();
+    const report = await given.bed.exports.runMaintenance?.();
     expect(report?.deletedEvidence).toBe(1);
-    const left = await bed.database.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    const left = await given.bed.database.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
       SELECT evidence_id AS id FROM analytics_evidence WHERE evidence_id IN (${String(served.evidenceId)}, ${staleId})
     `);
     expect(left).toEqual([served.evidenceId]);
@@ -208,7 +197,7 @@ describe('exceptions in one total order', () => {
     const stock = full.exceptions.filter((e) => e.metric === 'LOW_STOCK' || e.metric === 'EXPIRING_STOCK');
     expect(new Set(stock.map((e) => e.drillDownType))).toEqual(new Set(['catalog_item', 'box']));
     let narrowedSeen = 0;
-    for (const itemId of tenant.itemIds) {
+    for (const itemId of given.tenant.itemIds) {
       const narrowed = await get<Exceptions>(`/v1/analytics/exceptions?catalogItemId=${encodeURIComponent(itemId)}`);
       const expected = stock.filter((e) => e.reference.catalogItemId === itemId);
       expect(narrowed.exceptions, itemId).toEqual(expected);
@@ -235,20 +224,20 @@ describe('exceptions in one total order', () => {
 
 describe('seed roles', () => {
   test('keys of two members of one workspace: suspending one leaves the other working', async () => {
-    const managers = tenant.members.filter((m) => m.status === 'active' && m.permissions.includes('integrations.manage'));
+    const managers = given.tenant.members.filter((m) => m.status === 'active' && m.permissions.includes('integrations.manage'));
     expect(managers.length).toBeGreaterThanOrEqual(2);
     const [owner, admin] = managers as [(typeof managers)[number], (typeof managers)[number]];
-    const ownerKey = await bed.issueKey(tenant, ['analytics:read'], owner.memberId);
-    const adminKey = await bed.issueKey(tenant, ['analytics:read'], admin.memberId);
-    expect((await bed.request('/v1/me', { key: adminKey })).status).toBe(200);
-    await bed.console.suspendMember({ workspaceId: tenant.workspaceId, memberId: admin.memberId });
-    await bed.settle();
-    const refused = await bed.request('/v1/me', { key: adminKey });
+    const ownerKey = await given.bed.issueKey(given.tenant, ['analytics:read'], owner.memberId);
+    const adminKey = await given.bed.issueKey(given.tenant, ['analytics:read'], admin.memberId);
+    expect((await given.bed.request('/v1/me', { key: adminKey })).status).toBe(200);
+    await given.bed.console.suspendMember({ workspaceId: given.tenant.workspaceId, memberId: admin.memberId });
+    await given.bed.settle();
+    const refused = await given.bed.request('/v1/me', { key: adminKey });
     expect(refused.status).toBe(401);
     expect((refused.body as Json).code).toBe('api_keys.invalid');
-    expect((await bed.request('/v1/me', { key: ownerKey })).status).toBe(200);
-    expect((await bed.request('/v1/analytics/approval-backlog', { key: ownerKey })).status).toBe(200);
+    expect((await given.bed.request('/v1/me', { key: ownerKey })).status).toBe(200);
+    expect((await given.bed.request('/v1/analytics/approval-backlog', { key: ownerKey })).status).toBe(200);
     // A member without orders.approve is there too (the assistant endpoint's tests need one).
-    expect(tenant.members.some((m) => m.status === 'active' && !m.permissions.includes('orders.approve'))).toBe(true);
+    expect(given.tenant.members.some((m) => m.status === 'active' && !m.permissions.includes('orders.approve'))).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { allProjections } from '../../projections/index.js';
 import { eventually } from '../../src/eventStore/eventStoreContractHelpers.js';
@@ -8,7 +8,8 @@ import { loadGenerations } from '../../src/projecting/generations.js';
 import type { Projection } from '../../src/projecting/projection.js';
 import { replayProjections, type ReplayResult } from '../../src/projecting/replay.js';
 import { waitForProjections } from '../../src/projecting/status.js';
-import { createApiTestBed, type ApiTestBed } from '../support/apiTestBed.js';
+import type { ApiTestBed } from '../support/apiTestBed.js';
+import { useApiBed } from '../support/useApiBed.js';
 import { capturingLogger } from '../support/capturingLogger.js';
 import { silentLogger } from '../support/databases.js';
 import { services } from '../support/services.js';
@@ -73,11 +74,9 @@ describe.runIf(services.postgres)('blue/green switches under /v1 reads (real Pos
   let bed: ApiTestBed;
   let key: string;
   let requests: { path: string; key: string }[];
+  const given = useApiBed({ scopes: ['orders:read', 'inventory:read'], bed: { tenants: 1 }, bootTimeoutMs: 240_000 });
   beforeAll(async () => {
-    bed = await createApiTestBed({ tenants: 1 });
-    const tenant = bed.tenants[0];
-    if (tenant === undefined) throw new Error('the bed has no tenant');
-    key = await bed.issueKey(tenant, ['orders:read', 'inventory:read']);
+    ({ bed, key } = given);
     requests = readPaths.map((path) => ({ path, key }));
     // Given the data each read needs (a page of orders, of balances), read once so that the key's
     // principal is cached and every later read is the guarded prepared statement.
@@ -86,8 +85,7 @@ describe.runIf(services.postgres)('blue/green switches under /v1 reads (real Pos
       expect(answer.status).toBe(200);
       expect((answer.body as { data: unknown[] }).data.length).toBeGreaterThan(0);
     }
-  }, 240_000);
-  afterAll(async () => bed?.close());
+  });
 
   test('many switches of the read models a guarded read takes (tenants, boxes, orders) under a read loop: every read answers 200', async () => {
     const loop = readLoop(bed, requests, 6);

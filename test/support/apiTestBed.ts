@@ -134,13 +134,18 @@ export async function createApiTestBed(
      * primary's, and the API reads from the standby (READ_DATABASE_URL). Left running at close.
      */
     standby?: { readonly primaryUrl: string; readonly standbyUrl: string };
+    /** The cluster the bed's database is made in (a file's own, startOwnCluster) instead of the shared one. */
+    postgresAdminUrl?: string;
     /** The operations of /v1 and of the assistant's tools, in place of production's (`v1Operations`). */
     operations?: readonly Operation[];
     /** Parts of the assistant replaced for the test (see AssistantOverrides). */
     assistant?: AssistantOverrides;
   } = {},
 ): Promise<ApiTestBed> {
-  const database = options.standby === undefined ? await createPostgresTestDatabase() : await existingTestDatabase(options.standby.primaryUrl);
+  const database =
+    options.standby === undefined
+      ? await createPostgresTestDatabase(options.postgresAdminUrl === undefined ? {} : { adminUrl: options.postgresAdminUrl })
+      : await existingTestDatabase(options.standby.primaryUrl);
   const eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
   const logs: string[] = [];
   const logger = createLogger(

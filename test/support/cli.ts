@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './waitFor.js';
 
 export const cliPath = fileURLToPath(new URL('../../bin/supply-api.js', import.meta.url));
 
@@ -97,7 +98,6 @@ export function processTree(pid: number): number[] {
  * moment later: until then the replay still holds its locks.
  */
 export async function processesEnded(pids: readonly number[], timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
   const running = (pid: number) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -106,8 +106,5 @@ export async function processesEnded(pids: readonly number[], timeoutMs = 10_000
       return false;
     }
   };
-  while (pids.some(running)) {
-    if (performance.now() > deadline) throw new Error(`processes ${pids.filter(running).join(', ')} still run`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(`processes ${pids.join(', ')} to end`, timeoutMs, async () => !pids.some(running), 10);
 }

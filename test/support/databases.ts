@@ -22,19 +22,23 @@ export type TestDatabase = {
   close(): Promise<void>;
 };
 
-function databaseUrl(name: string): string {
-  const url = new URL(testPostgresAdminUrl);
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-/** A fresh, migrated Postgres database of its own, dropped on close. */
-export async function createPostgresTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+/**
+ * A fresh, migrated Postgres database of its own, dropped on close: on the shared test cluster, or
+ * on the cluster of `adminUrl` (a file's own, see ownCluster.ts).
+ */
+export async function createPostgresTestDatabase(options: { migrated?: boolean; adminUrl?: string } = {}): Promise<TestDatabase> {
   // The run's prefix (globalSetup), so that an interrupted run drops what its tests left.
   const name = `${process.env.TEST_DATABASE_PREFIX ?? testDatabasePrefix}${randomBytes(6).toString('hex')}`;
-  const admin = await createDatabasePool(testPostgresAdminUrl, 1);
+  const adminUrl = options.adminUrl ?? testPostgresAdminUrl;
+  const admin = await createDatabasePool(adminUrl, 1);
   await admin.query(sql.typeAlias('void')`CREATE DATABASE ${sql.identifier([name])}`);
-  const url = databaseUrl(name);
+  const url = databaseUrl(adminUrl, name);
   const pool = await createDatabasePool(url, 10);
   if (options.migrated ?? true) {
     await migrate(pool, silentLogger);

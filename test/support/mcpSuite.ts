@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { beforeAll, expect } from 'vitest';
 import { z } from 'zod';
 import { checkSignInMember } from '../../src/console/signInMember.js';
 import type { TenantSummary } from '../../src/console/seedSummary.js';
@@ -7,7 +7,8 @@ import { issuableScopes } from '../../src/keys/scopes.js';
 import { v1Operations } from '../../src/api/v1/operations.js';
 import { issueSignInCode } from '../../src/mcp/signInCodes.js';
 import { systemClock } from '../../src/platform/clock.js';
-import { createApiTestBed, type ApiTestBed } from './apiTestBed.js';
+import type { ApiTestBed } from './apiTestBed.js';
+import { useApiBed } from './useApiBed.js';
 import type { MemoryOAuthProvider } from './mcpClient.js';
 
 export type Json = Record<string, unknown>;
@@ -122,17 +123,9 @@ export function accessTokenOf(provider: MemoryOAuthProvider): string {
  * key holding every scope. Call once at the top of a test file.
  */
 export function useMcpBed(): void {
-  beforeAll(async () => {
-    bed = await createApiTestBed();
-    const [a, b] = bed.tenants;
-    if (a === undefined || b === undefined) throw new Error('two tenants expected');
-    tenantA = a;
-    tenantB = b;
-    ownerKey = await bed.issueKey(tenantA, issuableScopes);
-  }, 180_000);
-
-  afterAll(async () => {
-    await bed?.close();
+  const given = useApiBed({ scopes: issuableScopes, bootTimeoutMs: 180_000 });
+  beforeAll(() => {
+    ({ bed, tenant: tenantA, otherTenant: tenantB, key: ownerKey } = given);
   });
 }
 

@@ -8,7 +8,7 @@ import { createDatabasePool } from '../../src/platform/db.js';
 import { migrate } from '../../src/platform/migrate.js';
 import { sql } from '../../src/platform/sql.js';
 import { silentLogger } from './databases.js';
-import { postgresBinDir } from './standbyCluster.js';
+import { postgresBinDir } from './postgresServer.js';
 import { freePort } from './tcpProxy.js';
 import { onPath } from './onPath.js';
 import { waitFor } from './waitFor.js';

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-export type Service = 'postgres' | 'redis';
+/** `postgresServer`: Postgres's server binaries, for a cluster of the file's own (ownCluster.ts). */
+export type Service = 'postgres' | 'redis' | 'postgresServer';
 
 /** What in a file's text says it uses a real service (directly). */
 const markers: Record<Service, RegExp> = {
   postgres: /\b(createPostgresTestDatabase|testPostgresAdminUrl|services\.postgres)\b/,
   redis: /\b(testRedisUrl|services\.redis)\b/,
+  postgresServer: /\bownCluster: true\b/,
 };
 
 /** Set-up modules that define the services' names and helpers rather than use them: what counts is whether the importing file calls them. */

@@ -1,52 +1,17 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { appendFile, chown, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { appendFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { migrate } from '../../src/platform/migrate.js';
 import { sql } from '../../src/platform/sql.js';
 import { z } from 'zod';
 import { silentLogger } from './databases.js';
+import { postgresServerUnavailable, postgresTools } from './postgresServer.js';
 import { freePort } from './tcpProxy.js';
-
-const run = promisify(execFile);
-
-/**
- * Debian's server binaries of the newest installed major version (`/usr/lib/postgresql/<v>/bin`),
- * or undefined when there are none. `POSTGRES_BIN_DIR` overrides.
- */
-export function postgresBinDir(): string | undefined {
-  const configured = process.env.POSTGRES_BIN_DIR;
-  if (configured !== undefined && configured !== '') return configured;
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root)
-    .filter((name) => /^\d+$/.test(name) && existsSync(path.join(root, name, 'bin', 'pg_basebackup')))
-    .sort((a, b) => Number(b) - Number(a));
-  return versions[0] === undefined ? undefined : path.join(root, versions[0], 'bin');
-}
-
-/** The server tools run as `postgres` (initdb refuses root): directly when that is who we are, through runuser when root. */
-function asPostgres(): { readonly wrap: (command: string, args: readonly string[]) => [string, string[]]; readonly uid?: number; readonly gid?: number } | undefined {
-  if (process.getuid?.() === 0) {
-    const id = (flag: 'u' | 'g') => Number(execFileSync('id', [`-${flag}`, 'postgres'], { encoding: 'utf8' }).trim());
-    return { wrap: (command, args) => ['runuser', ['-u', 'postgres', '--', command, ...args]], uid: id('u'), gid: id('g') };
-  }
-  if (os.userInfo().username === 'postgres') return { wrap: (command, args) => [command, [...args]] };
-  return undefined;
-}
+import { waitFor } from './waitFor.js';
 
 /** Why a primary and standby of our own cannot be started here, or undefined when they can. */
 export function standbyClusterUnavailable(): string | undefined {
-  if (postgresBinDir() === undefined) return 'no PostgreSQL server binaries under /usr/lib/postgresql/<version>/bin (Debian package postgresql)';
-  try {
-    if (asPostgres() === undefined) return 'the PostgreSQL tools must run as root (through runuser) or as the postgres user';
-  } catch (error) {
-    return `no postgres user: ${error instanceof Error ? error.message : String(error)}`;
-  }
-  return undefined;
+  return postgresServerUnavailable();
 }
 
 export type StandbyCluster = {
@@ -82,19 +47,9 @@ export type StandbyCluster = {
  * synchronous_standby_names from the start (otherwise the service's steward adds it).
  */
 export async function startStandbyCluster(options: { database?: string; synchronous?: boolean; log?: (line: string) => void } = {}): Promise<StandbyCluster> {
-  const unavailable = standbyClusterUnavailable();
-  if (unavailable !== undefined) throw new Error(`cannot start a primary and standby: ${unavailable}`);
-  const bin = postgresBinDir() as string;
-  const user = asPostgres();
-  if (user === undefined) throw new Error('unreachable');
+  const { tool, folder: newFolder } = postgresTools();
   const log = options.log ?? (() => undefined);
-  const tool = async (name: string, args: readonly string[]): Promise<string> => {
-    const [command, argv] = user.wrap(path.join(bin, name), args);
-    const { stdout } = await run(command, argv, { env: { ...process.env, LC_ALL: 'C.UTF-8' }, maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
-  };
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'supply-standby-'));
-  if (user.uid !== undefined && user.gid !== undefined) await chown(folder, user.uid, user.gid);
+  const folder = await newFolder('supply-standby-');
   const primaryDir = path.join(folder, 'primary');
   const standbyDir = path.join(folder, 'standby');
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
@@ -143,15 +98,12 @@ export async function startStandbyCluster(options: { database?: string; synchron
     const lsnRow = z.object({ lsn: z.string() });
     const caughtUp = async (timeoutMs = 30_000): Promise<void> => {
       const target = await admin.oneFirst(sql.type(lsnRow)`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn`);
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
+      await waitFor('the standby to catch up', timeoutMs, async () => {
         const replay = await standbyAdmin
           .oneFirst(sql.type(z.object({ lsn: z.string().nullable() }))`SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS lsn`)
           .catch(() => null);
-        if (replay !== null && BigInt(replay) >= BigInt(target)) return;
-        if (Date.now() > deadline) throw new Error(`the standby did not catch up within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return replay !== null && BigInt(replay) >= BigInt(target);
+      }, 50);
     };
     try {
       await admin.query(sql.typeAlias('void')`CREATE DATABASE ${sql.identifier([database])}`);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { sql } from '../../src/platform/sql.js';
+import { stopOwnClustersOfRun } from './ownCluster.js';
 
 /** Every test database's name starts with this, then the run's tag (see `newRunDatabasePrefix`). */
 export const testDatabasePrefix = 'supply_test_';
@@ -34,9 +35,10 @@ const thisFile = fileURLToPath(import.meta.url);
 const runTs = fileURLToPath(new URL('../../bin/run-ts.js', import.meta.url));
 
 /**
- * Drops a run's databases from a process of its own, detached (another process group, so that the
- * same Ctrl-C does not stop it): an interrupted vitest exits a moment after the signal, before
- * anything asynchronous of its own could finish.
+ * Drops a run's databases, and stops the clusters of its own it left (ownCluster.ts), from a
+ * process of its own, detached (another process group, so that the same Ctrl-C does not stop it):
+ * an interrupted vitest exits a moment after the signal, before anything asynchronous of its own
+ * could finish.
  */
 export function dropTestDatabasesDetached(adminUrl: string, prefix: string): void {
   spawn(process.execPath, [runTs, thisFile, adminUrl, prefix], { detached: true, stdio: 'ignore' }).unref();
@@ -48,7 +50,8 @@ if (process.argv[1] === thisFile) {
   const [adminUrl, prefix] = process.argv.slice(2);
   if (adminUrl === undefined || prefix === undefined) throw new Error('usage: testDatabaseCleanup.ts ADMIN_URL PREFIX');
   for (let pass = 0; pass < 10; pass += 1) {
-    if ((await dropTestDatabases(adminUrl, prefix)).length === 0 && pass > 0) break;
+    const dropped = (await dropTestDatabases(adminUrl, prefix)).length + (await stopOwnClustersOfRun(prefix));
+    if (dropped === 0 && pass > 0) break;
     await sleep(1000);
   }
 }

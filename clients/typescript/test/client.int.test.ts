@@ -12,7 +12,7 @@ import {
   type RecordChange,
   type RetryInfo,
 } from '@dental-supply/read-api-client';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { createApp } from '../../../src/api/createApp.js';
 import { buildOpenApiDocument } from '../../../src/api/openapi/openApiDocument.js';
 import { createCursorCodec } from '../../../src/api/pagination/cursorCodec.js';
@@ -27,8 +27,10 @@ import { refusingPort } from '../../../test/support/redisProxy.js';
 import { issuableScopes } from '../../../src/keys/scopes.js';
 import { systemClock } from '../../../src/platform/clock.js';
 import { slonikRowReader } from '../../../src/platform/projectionReader.js';
-import { createApiTestBed, testErrorTypeBase, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { testErrorTypeBase, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { useApiBed } from '../../../test/support/useApiBed.js';
 import { silentLogger } from '../../../test/support/databases.js';
+import { pace } from '../../../test/support/pace.js';
 import { generateTypes, schemaFile } from '../scripts/generateTypes.js';
 
 let bed: ApiTestBed;
@@ -36,15 +38,10 @@ let tenant: TenantSummary;
 let key: string;
 const storage = failingPuts();
 
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 1, wrapExportStore: storage.wrap });
-  const first = bed.tenants[0];
-  if (!first) throw new Error('no tenant');
-  tenant = first;
-  key = await bed.issueKey(tenant, issuableScopes);
-});
-afterAll(async () => {
-  await bed?.close();
+// The client's sync and watch read change feeds: a cluster of the file's own, so that no other file's transaction holds the log's horizon back.
+const given = useApiBed({ ownCluster: true, scopes: issuableScopes, bed: { tenants: 1, wrapExportStore: storage.wrap } });
+beforeAll(() => {
+  ({ bed, tenant, key } = given);
 });
 
 type Sent = { method: string; url: URL; ifNoneMatch: string | null; authorization: string | null; status: number };
@@ -365,7 +362,7 @@ describe('watch', () => {
       onChange: async (change) => {
         changes.push(change);
         // A slow handler: the next poll must wait for it.
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await pace(1);
       },
     });
     let saved: string | undefined;

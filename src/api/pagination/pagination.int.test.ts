@@ -1,26 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiTestBed, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { describe, expect, test } from 'vitest';
+import { apiClient, useApiBed } from '../../../test/support/useApiBed.js';
 import { issuableScopes } from '../../keys/scopes.js';
 
-type Page = { data: Record<string, unknown>[]; hasMore: boolean; nextCursor?: string };
-
-let bed: ApiTestBed;
-let key: string;
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 1 });
-  const tenant = bed.tenants[0];
-  if (!tenant) throw new Error('no tenant');
-  key = await bed.issueKey(tenant, issuableScopes);
-});
-afterAll(async () => {
-  await bed?.close();
-});
-
-async function page(path: string): Promise<Page> {
-  const response = await bed.request(path, { key });
-  expect(response.status, response.text).toBe(200);
-  return response.body as Page;
-}
+const given = useApiBed({ scopes: issuableScopes, bed: { tenants: 1 } });
+const { page } = apiClient(given);
 
 /** Every item of a paginated list, page by page; `between` runs after each page. */
 async function walk(path: string, limit: number, between?: (pageNumber: number) => Promise<void>): Promise<Record<string, unknown>[]> {
@@ -44,14 +27,13 @@ async function walk(path: string, limit: number, between?: (pageNumber: number) 
 
 describe('keyset pagination', () => {
   test('given orders created while a client pages through them, then every order is seen once, oldest first, the new ones at the end', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
+    const tenant = given.tenant;
     const before = await walk('/v1/orders', 200);
     const placed: string[] = [];
     const seen = await walk('/v1/orders', 17, async (pageNumber) => {
       if (pageNumber < 2) {
-        placed.push((await bed.console.placeOrder({ workspaceId: tenant.workspaceId })).orderId);
-        await bed.settle();
+        placed.push((await given.bed.console.placeOrder({ workspaceId: tenant.workspaceId })).orderId);
+        await given.bed.settle();
       }
     });
     const ids = seen.map((order) => order.orderId);
@@ -79,8 +61,7 @@ describe('keyset pagination', () => {
     const all = await walk('/v1/orders', 200);
     expect(closed.map((o) => o.orderId)).toEqual(all.filter((o) => o.status === 'closed').map((o) => o.orderId));
 
-    const tenant = bed.tenants[0];
-    const warehouseId = tenant?.warehouseIds[0] ?? '';
+    const warehouseId = given.tenant.warehouseIds[0] ?? '';
     const inWarehouse = await walk(`/v1/inventory/balances?warehouseId=${encodeURIComponent(warehouseId)}`, 3);
     expect(inWarehouse.every((b) => b.warehouseId === warehouseId)).toBe(true);
 
@@ -104,7 +85,7 @@ describe('keyset pagination', () => {
     'given limit=%j, then 400 common.invalid_request',
     async (limit) => {
       for (const path of ['/v1/orders', '/v1/fulfillments', '/v1/inventory/balances']) {
-        const response = await bed.request(`${path}?limit=${encodeURIComponent(limit)}`, { key });
+        const response = await given.bed.request(`${path}?limit=${encodeURIComponent(limit)}`, { key: given.key });
         expect(response.status).toBe(400);
         expect(response.body).toMatchObject({ code: 'common.invalid_request', instance: path });
       }
@@ -113,7 +94,7 @@ describe('keyset pagination', () => {
 
   test('given a repeated parameter or an unknown status, then 400 common.invalid_request', async () => {
     for (const path of ['/v1/orders?limit=1&limit=2', '/v1/orders?status=open', '/v1/orders?status=', '/v1/fulfillments?status=pending_approval', '/v1/orders?status=closed&status=draft']) {
-      const response = await bed.request(path, { key });
+      const response = await given.bed.request(path, { key: given.key });
       expect({ path, status: response.status }).toEqual({ path, status: 400 });
     }
   });
@@ -138,11 +119,11 @@ describe('cursors', () => {
       '',
     ];
     for (const value of bad) {
-      const response = await bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(value)}`, { key });
+      const response = await given.bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(value)}`, { key: given.key });
       expect({ value, status: response.status, code: (response.body as { code: string }).code }).toEqual({ value, status: 400, code: 'common.invalid_request' });
     }
     // The cursor itself still works.
-    expect((await bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(cursor)}`, { key })).status).toBe(200);
+    expect((await given.bed.request(`/v1/orders?limit=2&cursor=${encodeURIComponent(cursor)}`, { key: given.key })).status).toBe(200);
   });
 
   test('given a cursor of one operation, when it is sent to another, then 400', async () => {
@@ -156,7 +137,7 @@ describe('cursors', () => {
       ['/v1/orders', balances],
     ];
     for (const [path, cursor] of misuse) {
-      const response = await bed.request(`${path}?cursor=${encodeURIComponent(cursor)}`, { key });
+      const response = await given.bed.request(`${path}?cursor=${encodeURIComponent(cursor)}`, { key: given.key });
       expect({ path, status: response.status }).toEqual({ path, status: 400 });
     }
   });

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually } from '../../../test/support/eventually.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../../test/support/sentinelCluster.js';
+import { pace } from '../../../test/support/pace.js';
 import { createLogger } from '../../platform/logger.js';
 import { createRequestBudget, type BudgetDecision, type RequestBudget } from './requestBudget.js';
 
@@ -89,7 +89,7 @@ describe.runIf(inCi || unavailable === undefined)('request budgets on Redis with
         if ((await counter.consume('partial')).allowed) granted += 1;
         during.push(await counter.consume('exhausted'));
       }
-      await sleep(20); // paces the load; nothing waits on it
+      await pace(20);
     }
     await promotion;
     // The next request of each hands Redis what it granted meanwhile.

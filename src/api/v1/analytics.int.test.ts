@@ -1,37 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { approvalBands, cycleStages, metricKeys } from '../../analytics/definitions.js';
 import { logStart } from '../../eventStore/eventStore.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { fixedClock } from '../../platform/clock.js';
 import { sql } from '../../platform/sql.js';
 import { z } from 'zod';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { testAsOf } from '../../../test/support/apiTestBed.js';
+import { apiClient, useApiBed } from '../../../test/support/useApiBed.js';
 
 type Json = Record<string, unknown>;
 
 // The seeded history ends at testAsOf (a UTC midnight); the API computes at 09:30 that day.
 const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
-let bed: ApiTestBed;
-let key: string;
-let workspaceId: string;
-
-beforeAll(async () => {
-  bed = await createApiTestBed({ tenants: 2, clock });
-  const tenant = bed.tenants[0];
-  if (!tenant) throw new Error('no tenant');
-  workspaceId = tenant.workspaceId;
-  key = await bed.issueKey(tenant, ['analytics:read', 'orders:read']);
-});
-afterAll(async () => bed?.close());
-
-async function get<T = Json>(path: string, options: { key?: string; language?: string } = {}): Promise<T> {
-  const response = await bed.request(path, { key: options.key ?? key, headers: options.language ? { 'accept-language': options.language } : {} });
-  expect(response.status, `${path}: ${response.text}`).toBe(200);
-  return response.body as T;
-}
+const given = useApiBed({ scopes: ['analytics:read', 'orders:read'], bed: { tenants: 2, clock } });
+const { get, allPages } = apiClient(given);
 
 async function invalid(path: string): Promise<Json> {
-  const response = await bed.request(path, { key });
+  const response = await given.bed.request(path, { key: given.key });
   expect(response.status, `${path}: ${response.text}`).toBe(400);
   const body = response.body as Json;
   expect(body.code).toBe('common.invalid_request');
@@ -46,16 +31,7 @@ function expectCommon(body: Json): void {
   expect(typeof body.truncated).toBe('boolean');
 }
 
-async function allOrders(): Promise<Json[]> {
-  const orders: Json[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await get<{ data: Json[]; nextCursor?: string }>(`/v1/orders?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    orders.push(...page.data);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return orders;
-}
+const allOrders = () => allPages<Json>('/v1/orders');
 
 describe('GET /v1/analytics/metrics/{metric}', () => {
   test.each(metricKeys)('%s answers with the common fields, its unit and a window only when it is a window metric', async (metric) => {
@@ -92,7 +68,7 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     expect(bad.detail).toBe(
       'The query parameter "from" must be an ISO 8601 date or date-time: a date such as 2026-10-01 (or the week date 2026-W40-4, the ordinal date 2026-274, or 20261001), optionally with a time of day and Z or an offset, such as 2026-10-01T14:30:00Z or 2026-10-01T14:30:00+02:00 (without Z or an offset the time is UTC).',
     );
-    const spanish = await bed.request('/v1/analytics/consumption-trend?to=mañana', { key, headers: { 'accept-language': 'es' } });
+    const spanish = await given.bed.request('/v1/analytics/consumption-trend?to=mañana', { key: given.key, headers: { 'accept-language': 'es' } });
     expect((spanish.body as Json).detail).toContain('"to" debe ser una fecha o una fecha y hora ISO 8601');
     // An unescaped + is a space by the time the query is read: the hint says to write %2B.
     for (const path of ['/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T14:30:00+02:00', '/v1/analytics/consumption-trend?to=2026-10-08T00:00+0200']) {
@@ -100,7 +76,7 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
       expect(plus.detail).toMatch(/^The query parameter "(from|to)" has a space where a date-time has the \+ of its offset/);
       expect(plus.detail).toContain('2026-10-01T14:30:00%2B02:00');
     }
-    const portuguese = await bed.request('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T14:30+02', { key, headers: { 'accept-language': 'pt' } });
+    const portuguese = await given.bed.request('/v1/analytics/metrics/ORDER_CYCLE_TIME?from=2026-10-01T14:30+02', { key: given.key, headers: { 'accept-language': 'pt' } });
     expect((portuguese.body as Json).detail).toContain('Escreva o + como %2B');
     // Not dates here: reduced precision, an hour alone, 24:00, expanded years, mixed formats, a zone without a time.
     for (const value of ['2026', '2026-10', '2026-W40', '2026-10-01T14', '2026-10-01T24:00', '%2B002026-10-01', '2026-10-01T1430Z', '20261001T14:30Z', '2026-10-01Z', '2026-w40-4', '2026-10-01 14:30']) {
@@ -113,7 +89,7 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
       'The query parameter "status" must be one of: draft, submitted, pending_approval, approved, rejected, cancelled, allocated, picking, dispatched, delivered, exception, received, partially_fulfilled, closed.',
     );
     expect((await invalid('/v1/analytics/metrics/low_stock')).detail).toBe(`The metric must be one of: ${metricKeys.join(', ')}.`);
-    const spanish = await bed.request('/v1/analytics/metrics/low_stock', { key, headers: { 'accept-language': 'es' } });
+    const spanish = await given.bed.request('/v1/analytics/metrics/low_stock', { key: given.key, headers: { 'accept-language': 'es' } });
     expect((spanish.body as Json).detail).toBe(`La métrica debe ser una de: ${metricKeys.join(', ')}.`);
   });
 
@@ -146,11 +122,11 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     expect(again.evidenceId).toBe(first.evidenceId);
     const storedRow = z.object({ subject: z.unknown(), recorded: z.string().transform((text) => JSON.parse(text) as unknown), tenantId: z.string(), asOf: z.string() });
     const stored = () =>
-      bed.database.pool.one(sql.type(storedRow)`
-        SELECT subject, recorded, tenant_id AS "tenantId", as_of AS "asOf" FROM analytics_evidence WHERE tenant_id = ${workspaceId} AND evidence_id = ${String(first.evidenceId)}
+      given.bed.database.pool.one(sql.type(storedRow)`
+        SELECT subject, recorded, tenant_id AS "tenantId", as_of AS "asOf" FROM analytics_evidence WHERE tenant_id = ${given.tenant.workspaceId} AND evidence_id = ${String(first.evidenceId)}
       `);
     const record = await stored();
-    expect(record.tenantId).toBe(workspaceId);
+    expect(record.tenantId).toBe(given.tenant.workspaceId);
     expect(record.subject).toEqual({ kind: 'metric', metric: 'LOW_STOCK', caps: { counts: 100_000 } });
     expect(record.recorded).toEqual({ metric: 'LOW_STOCK', value: first.value, unit: 'count', breakdown: [], truncated: false });
 
@@ -160,10 +136,9 @@ describe('GET /v1/analytics/metrics/{metric}', () => {
     expect(later.evidenceId).toBe(first.evidenceId);
     expect((await stored()).asOf).toBe(first.asOf);
 
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    await bed.console.placeOrder({ workspaceId: tenant.workspaceId });
-    await bed.settle();
+    const tenant = given.tenant;
+    await given.bed.console.placeOrder({ workspaceId: tenant.workspaceId });
+    await given.bed.settle();
     const afterEvent = await get('/v1/analytics/metrics/LOW_STOCK');
     expect(afterEvent.asOf).toBe(later.asOf);
     expect(afterEvent.value).toBe(later.value);
@@ -224,7 +199,7 @@ describe('approval backlog, clinic comparison, cycle time', () => {
     const orders = await allOrders();
     const body = await get<Json & { clinics: Json[] }>('/v1/analytics/clinics/comparison');
     expectCommon(body);
-    expect(body.clinics.length).toBe(bed.tenants[0]?.clinicIds.length);
+    expect(body.clinics.length).toBe(given.tenant.clinicIds.length);
     for (const clinic of body.clinics) {
       const own = orders.filter((o) => o.clinicId === clinic.clinicId);
       expect(clinic.totalOrders).toBe(own.length);
@@ -302,8 +277,8 @@ describe('dates at the edges of the calendar', () => {
 describe('GET /v1/analytics/briefing', () => {
   test('figures carry localized labels; values and evidence do not change with the language', async () => {
     const en = await get<Json & { figures: Json[] }>('/v1/analytics/briefing');
-    const es = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { language: 'es' });
-    const pt = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { language: 'pt-BR' });
+    const es = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { headers: { 'accept-language': 'es' } });
+    const pt = await get<Json & { figures: Json[] }>('/v1/analytics/briefing', { headers: { 'accept-language': 'pt-BR' } });
     expectCommon(en);
     expect(en.period).toBe('daily');
     expect(en.window).toEqual({ from: '2026-11-01T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z' });
@@ -336,7 +311,7 @@ describe('what analytics never contain', () => {
   test('no cost, order value, patient reference or member name in any analytics answer', async () => {
     const names = new Set<string>();
     for (let from = logStart; ; ) {
-      const page = await bed.eventStore.readAll(from, 5000);
+      const page = await given.bed.eventStore.readAll(from, 5000);
       for (const event of page.events) {
         if (event.type === 'MemberJoined') names.add(String((event.data as { name: string }).name));
       }
@@ -355,7 +330,7 @@ describe('what analytics never contain', () => {
     ];
     const forbiddenKeys = /"(cost|unitCost|currency|costStatus|patientRef|evaluatedValue|orderValue)"/;
     for (const path of paths) {
-      const response = await bed.request(path, { key });
+      const response = await given.bed.request(path, { key: given.key });
       expect(response.status).toBe(200);
       expect(response.text).not.toMatch(forbiddenKeys);
       for (const name of names) expect(response.text, `${path} holds the member name ${name}`).not.toContain(name);
@@ -363,10 +338,9 @@ describe('what analytics never contain', () => {
   });
 
   test('a key without analytics:read is refused with 403', async () => {
-    const tenant = bed.tenants[0];
-    if (!tenant) throw new Error('no tenant');
-    const other = await bed.issueKey(tenant, issuableScopes.filter((s) => s !== 'analytics:read'));
-    const response = await bed.request('/v1/analytics/briefing', { key: other });
+    const tenant = given.tenant;
+    const other = await given.bed.issueKey(tenant, issuableScopes.filter((s) => s !== 'analytics:read'));
+    const response = await given.bed.request('/v1/analytics/briefing', { key: other });
     expect(response.status).toBe(403);
   });
 });

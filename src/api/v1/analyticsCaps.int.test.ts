@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { fixedClock } from '../../platform/clock.js';
-import { createApiTestBed, testAsOf, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { testAsOf } from '../../../test/support/apiTestBed.js';
+import { apiClient, useApiBed } from '../../../test/support/useApiBed.js';
 
 type Json = Record<string, unknown>;
 
@@ -16,25 +17,11 @@ const caps = {
   ANALYTICS_COUNT_CAP: '1',
   ANALYTICS_BACKLOG_CAP: '1',
 };
-let capped: ApiTestBed;
-let uncapped: ApiTestBed;
-let cappedKey: string;
-let uncappedKey: string;
+const capped = useApiBed({ scopes: ['analytics:read'], bed: { tenants: 1, clock, env: caps } });
+const uncapped = useApiBed({ scopes: ['analytics:read'], bed: { tenants: 1, clock } });
 
-beforeAll(async () => {
-  [capped, uncapped] = await Promise.all([createApiTestBed({ tenants: 1, clock, env: caps }), createApiTestBed({ tenants: 1, clock })]);
-  const [a, b] = [capped.tenants[0], uncapped.tenants[0]];
-  if (!a || !b) throw new Error('no tenant');
-  cappedKey = await capped.issueKey(a, ['analytics:read']);
-  uncappedKey = await uncapped.issueKey(b, ['analytics:read']);
-}, 120_000);
-afterAll(async () => Promise.all([capped?.close(), uncapped?.close()]));
-
-async function both(path: string): Promise<[Json, Json]> {
-  const [small, full] = await Promise.all([capped.request(path, { key: cappedKey }), uncapped.request(path, { key: uncappedKey })]);
-  expect(small.status, small.text).toBe(200);
-  expect(full.status, full.text).toBe(200);
-  return [small.body as Json, full.body as Json];
+function both(path: string): Promise<[Json, Json]> {
+  return Promise.all([apiClient(capped).get(path), apiClient(uncapped).get(path)]);
 }
 
 describe('scan caps', () => {
@@ -75,7 +62,7 @@ describe('scan caps', () => {
     const [small, full] = await both('/v1/analytics/approval-backlog');
     expect(Number(full.totalPending)).toBeGreaterThan(1);
     expect(small).toMatchObject({ totalPending: 1, truncated: true });
-    const briefing = await capped.request('/v1/analytics/briefing', { key: cappedKey });
+    const briefing = await capped.bed.request('/v1/analytics/briefing', { key: capped.key });
     expect((briefing.body as Json).truncated).toBe(true);
   });
 

@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiTestBed, type ApiResponse, type ApiTestBed } from '../../../test/support/apiTestBed.js';
+import { describe, expect, test } from 'vitest';
+import type { ApiResponse } from '../../../test/support/apiTestBed.js';
+import { useApiBed } from '../../../test/support/useApiBed.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { checksumOf, hashKey } from '../../keys/keyFormat.js';
 import { issuableScopes } from '../../keys/scopes.js';
 import { sql } from '../../platform/sql.js';
 
-let bed: ApiTestBed;
-beforeAll(async () => {
-  bed = await createApiTestBed();
-});
-afterAll(async () => {
-  await bed?.close();
-});
-
-function tenant(index: number) {
-  const found = bed.tenants[index];
-  if (!found) throw new Error(`no tenant ${index}`);
-  return found;
-}
+const given = useApiBed();
 
 /** The parts of an answer that must not differ between causes: all but the request id. */
 function comparable(response: ApiResponse) {
@@ -44,7 +33,7 @@ function accessLogLine(response: ApiResponse): Promise<Record<string, unknown>> 
   const requestId = response.headers.get('x-request-id') ?? '';
   expect(requestId).not.toBe('');
   return eventually(() => {
-    const line = bed.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry.requestId === requestId && entry.msg === 'request');
+    const line = given.bed.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry.requestId === requestId && entry.msg === 'request');
     if (line === undefined) throw new Error(`no access-log line for ${requestId}`);
     return line;
   });
@@ -68,7 +57,7 @@ const invalidKeyAnswer = {
 
 describe('every key problem gives the same 401 api_keys.invalid', () => {
   test('given requests without a usable key, when they read orders, then each answer is identical but for the request id', async () => {
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const key = await given.bed.issueKey(given.tenant, ['orders:read']);
     const secret = key.slice(9, 33);
     const wrongChecksum = `svc_test_${secret}_${checksumOf(secret) === 'AAAA' ? 'AAAB' : 'AAAA'}`;
     const otherSecret = `${secret.slice(0, 23)}${secret.endsWith('x') ? 'y' : 'x'}`;
@@ -106,83 +95,83 @@ describe('every key problem gives the same 401 api_keys.invalid', () => {
       jwt: { keyRefused: 'malformed' },
     };
     for (const [cause, headers] of Object.entries(headerVariants)) {
-      const response = await bed.request('/v1/orders', { headers });
+      const response = await given.bed.request('/v1/orders', { headers });
       expect({ cause, ...comparable(response) }).toEqual({ cause, ...invalidKeyAnswer });
       expect({ cause, ...(await refusalOf(response)) }).toEqual({ cause, level: info, ...logged[cause] });
     }
-    const inQuery = await bed.request(`/v1/orders?api_key=${key}&key=${key}`);
+    const inQuery = await given.bed.request(`/v1/orders?api_key=${key}&key=${key}`);
     expect(comparable(inQuery)).toEqual(invalidKeyAnswer);
   });
 
   test('given a valid key, when the scheme is written in any case, then it is accepted', async () => {
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const key = await given.bed.issueKey(given.tenant, ['orders:read']);
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
-      const response = await bed.request('/v1/orders?limit=1', { headers: { authorization: `${scheme} ${key}` } });
+      const response = await given.bed.request('/v1/orders?limit=1', { headers: { authorization: `${scheme} ${key}` } });
       expect(response.status).toBe(200);
     }
   });
 
   test('given a key that was revoked, when it is used on the very next request, then it answers 401 like any other key problem', async () => {
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
-    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
-    await bed.revokeKey(key);
-    const refused = await bed.request('/v1/orders', { key });
+    const key = await given.bed.issueKey(given.tenant, ['orders:read']);
+    expect((await given.bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+    await given.bed.revokeKey(key);
+    const refused = await given.bed.request('/v1/orders', { key });
     expect(comparable(refused)).toEqual(invalidKeyAnswer);
     // The orders list checks a cached key in its read statement: refused there, the reason is still known.
     expect(await refusalOf(refused)).toEqual({ level: info, keyRefused: 'revoked', keyPrefix: key.slice(0, 12) });
-    expect(await refusalOf(await bed.request('/v1/clinics', { key }))).toEqual({ level: info, keyRefused: 'revoked', keyPrefix: key.slice(0, 12) });
+    expect(await refusalOf(await given.bed.request('/v1/clinics', { key }))).toEqual({ level: info, keyRefused: 'revoked', keyPrefix: key.slice(0, 12) });
   });
 
   test('given a key whose member is suspended, when it reads, then 401 at once, and it stays refused after the member is reactivated', async () => {
-    const owner = tenant(1);
+    const owner = given.otherTenant;
     const memberId = owner.memberIds[0] ?? '';
-    const key = await bed.issueKey(owner, ['orders:read']);
-    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+    const key = await given.bed.issueKey(owner, ['orders:read']);
+    expect((await given.bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
 
-    await bed.console.suspendMember({ workspaceId: owner.workspaceId, memberId });
-    await bed.settle();
-    const suspended = await bed.request('/v1/orders', { key });
+    await given.bed.console.suspendMember({ workspaceId: owner.workspaceId, memberId });
+    await given.bed.settle();
+    const suspended = await given.bed.request('/v1/orders', { key });
     expect(comparable(suspended)).toEqual(invalidKeyAnswer);
     expect(await refusalOf(suspended)).toEqual({ level: info, keyRefused: 'member_suspended', keyPrefix: key.slice(0, 12) });
 
-    await bed.console.reactivateMember({ workspaceId: owner.workspaceId, memberId });
-    await bed.settle();
-    const reactivated = await bed.request('/v1/orders', { key });
+    await given.bed.console.reactivateMember({ workspaceId: owner.workspaceId, memberId });
+    await given.bed.settle();
+    const reactivated = await given.bed.request('/v1/orders', { key });
     expect(comparable(reactivated)).toEqual(invalidKeyAnswer);
     expect(await refusalOf(reactivated)).toEqual({ level: info, keyRefused: 'member_deactivated_since_issued', keyPrefix: key.slice(0, 12) });
     // A key issued after the reactivation works.
-    const fresh = await bed.issueKey(owner, ['orders:read']);
-    expect((await bed.request('/v1/orders?limit=1', { key: fresh })).status).toBe(200);
+    const fresh = await given.bed.issueKey(owner, ['orders:read']);
+    expect((await given.bed.request('/v1/orders?limit=1', { key: fresh })).status).toBe(200);
   });
 
   test('given a suspended tenant, when any of its keys reads, then 401; once reactivated, its keys work again', async () => {
-    const workspace = tenant(1);
-    const key = await bed.issueKey(workspace, ['orders:read']);
-    await bed.console.suspendTenant({ workspaceId: workspace.workspaceId });
-    await bed.settle();
-    expect(comparable(await bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
-    const me = await bed.request('/v1/me', { key });
+    const workspace = given.otherTenant;
+    const key = await given.bed.issueKey(workspace, ['orders:read']);
+    await given.bed.console.suspendTenant({ workspaceId: workspace.workspaceId });
+    await given.bed.settle();
+    expect(comparable(await given.bed.request('/v1/orders', { key }))).toEqual(invalidKeyAnswer);
+    const me = await given.bed.request('/v1/me', { key });
     expect(me.status).toBe(401);
     expect(await refusalOf(me)).toEqual({ level: info, keyRefused: 'tenant_suspended', keyPrefix: key.slice(0, 12) });
-    await bed.console.reactivateTenant({ workspaceId: workspace.workspaceId });
-    await bed.settle();
-    expect((await bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
+    await given.bed.console.reactivateTenant({ workspaceId: workspace.workspaceId });
+    await given.bed.settle();
+    expect((await given.bed.request('/v1/orders?limit=1', { key })).status).toBe(200);
   });
 });
 
 describe('scopes', () => {
   test('given a key without the scope, when it calls an operation, then 403 api_keys.scope_missing that does not name the scope', async () => {
-    const key = await bed.issueKey(tenant(0), ['catalog:read']);
+    const key = await given.bed.issueKey(given.tenant, ['catalog:read']);
     const cases: [string, string][] = [
       ['/v1/clinics', 'clinics:read'],
       ['/v1/warehouses', 'clinics:read'],
       ['/v1/inventory/balances', 'inventory:read'],
       ['/v1/orders', 'orders:read'],
       ['/v1/fulfillments', 'fulfillment:read'],
-      [`/v1/orders/${tenant(0).orderIds[0] ?? 'x'}`, 'orders:read'],
+      [`/v1/orders/${given.tenant.orderIds[0] ?? 'x'}`, 'orders:read'],
     ];
     for (const [path, scope] of cases) {
-      const response = await bed.request(path, { key });
+      const response = await given.bed.request(path, { key });
       const body = response.body as Record<string, unknown>;
       expect({ path, status: response.status, code: body.code }).toEqual({ path, status: 403, code: 'api_keys.scope_missing' });
       const { instance, ...named } = body;
@@ -191,40 +180,40 @@ describe('scopes', () => {
       expect(JSON.stringify(named)).not.toContain(scope.split(':')[0]);
     }
     // GET /v1/me needs no scope.
-    expect((await bed.request('/v1/me', { key })).status).toBe(200);
+    expect((await given.bed.request('/v1/me', { key })).status).toBe(200);
   });
 
   test('given a stored key that holds a scope no key may hold, when it calls anything, then 403 common.forbidden (the safety check behind the scope check)', async () => {
-    const workspace = tenant(0);
+    const workspace = given.tenant;
     const secret = 'Zz9forbiddenScopeKey0001';
     const key = `svc_test_${secret}_${checksumOf(secret)}`;
-    await bed.database.pool.query(sql.typeAlias('void')`
+    await given.bed.database.pool.query(sql.typeAlias('void')`
       INSERT INTO api_keys (tenant_id, prefix, key_hash, name, member_id, scopes, status, created_at)
       VALUES (${workspace.workspaceId}, ${key.slice(0, 12)}, ${hashKey(key)}, 'forged', ${workspace.memberIds[0] ?? ''},
               ${sql.array(['orders:read', 'orders.value:read'], 'text')}, 'active', now())
     `);
     for (const path of ['/v1/orders', '/v1/me']) {
-      const response = await bed.request(path, { key });
+      const response = await given.bed.request(path, { key });
       expect(response.status).toBe(403);
       expect((response.body as { code: string }).code).toBe('common.forbidden');
     }
   });
 
   test('given a key with every issuable scope, when it calls every list, then each answers 200', async () => {
-    const key = await bed.issueKey(tenant(0), issuableScopes);
+    const key = await given.bed.issueKey(given.tenant, issuableScopes);
     for (const path of ['/v1/me', '/v1/clinics', '/v1/warehouses', '/v1/catalog/items', '/v1/catalog/categories', '/v1/inventory/balances', '/v1/orders', '/v1/fulfillments']) {
-      expect({ path, status: (await bed.request(path, { key })).status }).toEqual({ path, status: 200 });
+      expect({ path, status: (await given.bed.request(path, { key })).status }).toEqual({ path, status: 200 });
     }
   });
 });
 
 describe('secrets stay out of logs and answers', () => {
   test('given requests with good and bad keys, when the logs are read, then no key and no Authorization value appears in them', async () => {
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
-    await bed.request('/v1/orders?limit=1', { key });
-    await bed.request('/v1/orders', { headers: { authorization: `Bearer ${key.slice(0, -2)}zz` } });
-    await bed.request('/v1/nowhere', { key });
-    const logs = bed.logs.join('');
+    const key = await given.bed.issueKey(given.tenant, ['orders:read']);
+    await given.bed.request('/v1/orders?limit=1', { key });
+    await given.bed.request('/v1/orders', { headers: { authorization: `Bearer ${key.slice(0, -2)}zz` } });
+    await given.bed.request('/v1/nowhere', { key });
+    const logs = given.bed.logs.join('');
     expect(logs).toContain('/v1/orders');
     expect(logs).not.toContain(key.slice(12));
     expect(logs).not.toContain(key.slice(9, 33));
@@ -234,21 +223,21 @@ describe('secrets stay out of logs and answers', () => {
 
 describe('a key in the query string', () => {
   test('is not accepted, and never reaches the logs: api_key, key, token and access_token are redacted like the authorization header', async () => {
-    const key = await bed.issueKey(tenant(0), ['orders:read']);
+    const key = await given.bed.issueKey(given.tenant, ['orders:read']);
     const names = ['api_key', 'key', 'token', 'access_token', 'API_KEY', 'api%5Fkey'];
     const answers: ApiResponse[] = [];
     for (const name of names) {
-      const answer = await bed.request(`/v1/orders?limit=1&${name}=${key}`);
+      const answer = await given.bed.request(`/v1/orders?limit=1&${name}=${key}`);
       expect({ name, status: answer.status }).toEqual({ name, status: 401 });
       answers.push(answer);
     }
     // With the header the query key is ignored, and still redacted.
-    const withHeader = await bed.request(`/v1/orders?limit=1&key=${key}`, { key });
+    const withHeader = await given.bed.request(`/v1/orders?limit=1&key=${key}`, { key });
     expect(withHeader.status).toBe(200);
     // Every answer's access-log line is written before the logs are searched.
     for (const answer of [...answers, withHeader]) await accessLogLine(answer);
     const secret = key.slice(9, 33);
-    expect(bed.logs.filter((line) => line.includes(secret))).toEqual([]);
-    for (const name of names) expect(bed.logs.some((line) => line.includes(`${name}=[redacted]`)), name).toBe(true);
+    expect(given.bed.logs.filter((line) => line.includes(secret))).toEqual([]);
+    for (const name of names) expect(given.bed.logs.some((line) => line.includes(`${name}=[redacted]`)), name).toBe(true);
   });
 });

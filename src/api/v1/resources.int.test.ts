@@ -7,7 +7,7 @@ let noCostKey: string;
 beforeAll(async () => {
   noCostKey = await given.bed.issueKey(given.tenant, issuableScopes.filter((scope) => scope !== 'catalog.cost:read'));
 });
-const client = apiClient(() => given.bed, () => given.key);
+const client = apiClient(given);
 
 async function get<T>(path: string, key?: string): Promise<T> {
   const response = await client.get<T>(path, key === undefined ? {} : { key });
@@ -24,10 +24,10 @@ describe('resources', () => {
   test('clinics and warehouses: every location and warehouse of the tenant', async () => {
     const tenant = given.tenant;
     const clinics = await get<Page>('/v1/clinics');
-    expect(clinics.data.map((c) => c.clinicId).sort()).toEqual([...(tenant?.clinicIds ?? [])].sort());
+    expect(clinics.data.map((c) => c.clinicId).sort()).toEqual([...tenant.clinicIds].sort());
     for (const clinic of clinics.data) expect(Object.keys(clinic).sort()).toEqual(['clinicId', 'name', 'status']);
     const warehouses = await get<Page>('/v1/warehouses');
-    expect(warehouses.data.map((w) => w.warehouseId).sort()).toEqual([...(tenant?.warehouseIds ?? [])].sort());
+    expect(warehouses.data.map((w) => w.warehouseId).sort()).toEqual([...tenant.warehouseIds].sort());
     expect(new Set(warehouses.data.map((w) => w.kind))).toEqual(new Set(['central', 'express']));
     for (const warehouse of warehouses.data) {
       expect(warehouse.kind === 'express').toBe('clinicId' in warehouse);
@@ -111,7 +111,6 @@ describe('resources', () => {
 
   test('an order placed and advanced in the console shows its new status and a higher version', async () => {
     const tenant = given.tenant;
-    if (!tenant) throw new Error('no tenant');
     const { orderId } = await given.bed.console.placeOrder({ workspaceId: tenant.workspaceId });
     await given.bed.settle();
     const placed = await get<{ status: string; version: number }>(`/v1/orders/${orderId}`);
@@ -159,7 +158,6 @@ describe('unknown ids answer their specific 404', () => {
 
   test('an order without a delivery record yet: GET /v1/fulfillments/{orderId} is 404 common.not_found', async () => {
     const tenant = given.tenant;
-    if (!tenant) throw new Error('no tenant');
     const { orderId } = await given.bed.console.placeOrder({ workspaceId: tenant.workspaceId });
     await given.bed.settle();
     expect((await given.bed.request(`/v1/orders/${orderId}`, { key: given.key })).status).toBe(200);
