@@ -13,8 +13,8 @@ import { startSentinelCluster } from '../test/support/sentinelCluster.js';
 import { clientTimeoutMs } from './load.js';
 import { redisFailover, settledJobs } from './redisFailover.js';
 
-/** The service's read lease: below ttl - loop_wait - retry_timeout of the drill's cluster (20 - 2 - 5). */
-const leaseMs = 12_000;
+/** The service's read lease: long enough to read through the promotion (ttl 20 s + loop_wait 2 s + 5 s, with room; docs/operators.md). */
+const leaseMs = 40_000;
 const writeEveryMs = 250;
 
 type Started = Awaited<ReturnType<typeof startCli>>;

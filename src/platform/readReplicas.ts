@@ -64,6 +64,9 @@ export const replicaTiming = {
   rejoinLagMs: 500,
 } as const;
 
+/** READ_REPLICA_LEASE_MS's default: reads go on through a failover under Patroni's default timings (ttl 30 s, loop_wait 10 s); see docs/operators.md. */
+export const defaultLeaseMs = 50_000;
+
 export type ReplicaEndpoint = {
   /** `host:port/database`, for logs, /readyz and metrics. */
   readonly name: string;
@@ -104,13 +107,15 @@ const primaryRow = z.object({
   synchronousStandbyNames: z.string(),
 });
 const senderSchema = z.array(z.object({ name: z.string().nullable(), syncState: z.string().nullable(), state: z.string().nullable() }));
-const standbyRow = z.object({ recovering: z.boolean(), replay: z.string().nullable(), clusterName: z.string() });
+const standbyRow = z.object({ recovering: z.boolean(), replay: z.string().nullable(), clusterName: z.string(), started: z.string() });
 
 type Sample = { readonly at: number; readonly lsn: bigint };
 
 type Watched = {
   readonly endpoint: ReplicaEndpoint;
   replicationName: string | null;
+  /** Its postmaster's start (`pg_postmaster_start_time()`), recorded with its lease: tells the server apart once promoted. */
+  started: string | null;
   reachable: boolean;
   recovering: boolean;
   replay: bigint | undefined;
@@ -135,12 +140,14 @@ export type ReadRouterOptions = {
   readonly primary: ReadRoute;
   /** The watcher's connection to the primary (a pool of one, short timeouts). */
   readonly primaryMonitor: DatabasePool;
+  /** The connection that records leases on the primary (no server-side statement timeout: see recordReadLease); default the watcher's. */
+  readonly leaseWriter?: DatabasePool;
   readonly standbys: readonly ReplicaEndpoint[];
   readonly maxLagMs: number;
   readonly logger: Logger;
   /** Keeps the primary's synchronous_standby_names in step with the standbys (default false: an HA manager such as Patroni owns it). */
   readonly steward?: boolean;
-  /** READ_REPLICA_LEASE_MS: how long one read lease lasts (below the HA manager's ttl, see docs/operators.md). */
+  /** READ_REPLICA_LEASE_MS: how long one read lease lasts (long enough to read through a failover, see docs/operators.md). */
   readonly leaseMs?: number;
   /** This process's name in read_leases (default: random). */
   readonly routerId?: string;
@@ -177,6 +184,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
   const watched: Watched[] = options.standbys.map((endpoint) => ({
     endpoint,
     replicationName: null,
+    started: null,
     reachable: false,
     recovering: false,
     replay: undefined,
@@ -193,7 +201,8 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     leaseRenewedAt: Number.NEGATIVE_INFINITY,
     syncState: undefined,
   }));
-  const leaseMs = options.leaseMs ?? 9000;
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  const leaseWriter = options.leaseWriter ?? options.primaryMonitor;
   const routerId = options.routerId ?? `router-${randomUUID()}`;
   const leased = (standby: Watched, now: number): boolean => now < standby.leaseEnds - timing.leaseMarginMs;
   const samples: Sample[] = [];
@@ -264,13 +273,15 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
               (SELECT coalesce(substring(conninfo FROM '(?:^| )application_name=([^ ]+)'), substring(conninfo FROM 'fallback_application_name=([^ ]+)'))
                FROM pg_stat_wal_receiver),
               current_setting('cluster_name')
-            ) AS "clusterName"
+            ) AS "clusterName",
+            pg_postmaster_start_time()::text AS started
         `),
       );
       standby.reachable = true;
       standby.recovering = row.recovering;
       standby.replay = row.replay === null ? undefined : BigInt(row.replay);
       standby.replicationName = row.clusterName === '' ? null : row.clusterName;
+      standby.started = row.started;
       standby.observedAt = performance.now();
       if (standby.failure !== undefined) logger.info({ standby: standby.endpoint.name }, 'read replicas: the standby answers again');
       standby.failure = undefined;
@@ -351,7 +362,8 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
         if (leased(standby, now) && now - standby.leaseRenewedAt < timing.renewAfterMs) return;
         const started = performance.now();
         try {
-          const position = await withinTimeout(recordReadLease(options.primaryMonitor, routerId, standby.replicationName, leaseMs));
+          // Counted only once its commit is acknowledged (flushed on the synchronous standbys, so on any server a failover may promote).
+          const position = await withinTimeout(recordReadLease(leaseWriter, routerId, { name: standby.replicationName, started: standby.started }, leaseMs));
           const fresh = !leased(standby, performance.now());
           standby.leaseEnds = started + leaseMs;
           standby.leaseRenewedAt = started;
