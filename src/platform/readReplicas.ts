@@ -51,8 +51,12 @@ export const replicaTiming = {
   pollMs: 250,
   /** A poll of one server that takes longer counts as unreachable. */
   pollTimeoutMs: 1000,
-  /** Observations older than this do not vouch for a standby. */
-  freshMs: 1000,
+  /**
+   * Observations older than this do not vouch for a standby: one poll's bound plus the pause between
+   * polls and a little, so that a poll held up by a primary that does not answer (a failover) does
+   * not age the standbys' observations past it.
+   */
+  freshMs: 1500,
   /** A read lease is renewed once this much of it has passed. */
   renewAfterMs: 3000,
   /** Reads stop going to a standby this long before its lease ends (a read routed just before starts within its lease). */
