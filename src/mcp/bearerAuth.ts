@@ -29,7 +29,8 @@ function jsonRpcError(response: Response, status: number, message: string, code 
  * names an error and never a scope). Without credentials: 401 with a challenge that carries no
  * error (RFC 6750 §3.1), only `resource_metadata` and `scope`. With a token that is not valid:
  * 401 `invalid_token`, and the failure counts against the client address; an address over its
- * limit is answered 429 before any lookup.
+ * limit is answered 429 before any lookup. A token store that cannot be reached: 503 with
+ * Retry-After (the token may be good).
  */
 export function bearerAuth(options: BearerOptions): RequestHandler {
   const scope = options.scopes.join(' ');
