@@ -137,6 +137,8 @@ type Watched = {
   leaseEnds: number;
   /** When the lease was last recorded (performance.now). */
   leaseRenewedAt: number;
+  /** The name its lease was recorded under (a promoted standby's name changes: it has no WAL receiver any more). */
+  leaseName: string | undefined;
   syncState: string | null | undefined;
 };
 
@@ -203,6 +205,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     failure: undefined,
     leaseEnds: Number.NEGATIVE_INFINITY,
     leaseRenewedAt: Number.NEGATIVE_INFINITY,
+    leaseName: undefined,
     syncState: undefined,
   }));
   const leaseMs = options.leaseMs ?? defaultLeaseMs;
@@ -351,14 +354,15 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     const now = performance.now();
     await Promise.all(
       watched.map(async (standby) => {
-        if (standby.replicationName === null) return;
+        const name = standby.replicationName;
+        if (name === null) return;
         if (!wantsLease(observe(standby, primaryView, now))) {
           if (standby.leaseEnds === Number.NEGATIVE_INFINITY) return;
           // No read is routed to it from here on; then the lease is given back, so that no revocation waits for a standby nobody reads.
           standby.leaseEnds = Number.NEGATIVE_INFINITY;
           standby.usable = false;
           usable = watched.filter((candidate) => candidate.usable);
-          await withinTimeout(releaseReadLease(options.primaryMonitor, routerId, standby.replicationName)).catch((error: unknown) =>
+          await withinTimeout(releaseReadLease(options.primaryMonitor, routerId, standby.leaseName ?? name)).catch((error: unknown) =>
             logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not give back a read lease (it ends by itself)'),
           );
           return;
@@ -367,10 +371,11 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
         const started = performance.now();
         try {
           // Counted only once its commit is acknowledged (flushed on the synchronous standbys, so on any server a failover may promote).
-          const position = await withinTimeout(recordReadLease(leaseWriter, routerId, { name: standby.replicationName, started: standby.started }, leaseMs));
+          const position = await withinTimeout(recordReadLease(leaseWriter, routerId, { name, started: standby.started }, leaseMs));
           const fresh = !leased(standby, performance.now());
           standby.leaseEnds = started + leaseMs;
           standby.leaseRenewedAt = started;
+          standby.leaseName = name;
           if (fresh || standby.fence === undefined) standby.fence = position;
         } catch (error) {
           logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not record a read lease on the primary');
