@@ -146,7 +146,17 @@ export async function redisFailover(target: RedisFailoverTarget, options: RedisF
   await waitFor('5 exports accepted after the promotion', 30_000, async () => posts.filter((p) => p.sample.status === 202 && p.sample.startedAt > promotion.at).length >= 5, pollMs);
   stop.abort();
   const [reads, , budgetCounts] = await Promise.all([reading, posting, budgetRun]);
-  // One more request per process hands Redis what each granted meanwhile.
+  // A process's next request hands Redis what it granted meanwhile, but only once its connection is
+  // on the new master (a command that outlives its 1 s timeout, this process's event loop busy with
+  // the read loops, is counted here instead). Each is first seen to reach Redis (a request on a key
+  // of its own, found there), then makes that request; within 10 s, well inside the 60 s window.
+  for (const [index, budget] of budgets.entries()) {
+    await waitUntil(10_000, async () => {
+      const probe = `probe-${index}-${randomBytes(4).toString('hex')}`;
+      await budget.consume(probe);
+      return (await withMaster(target.sentinel, (redis) => redis.exists(`${prefix}:${probe}`))) === 1;
+    }).catch(() => failures.push(`budget process ${index + 1} did not reach Redis again within 10 s`));
+  }
   for (const budget of budgets) if ((await budget.consume('partial')).allowed) budgetCounts.granted += 1;
   const sharedCount = Number((await withMaster(target.sentinel, (redis) => redis.get(`${prefix}:partial`))) ?? 0);
   for (const budget of budgets) await budget.close();

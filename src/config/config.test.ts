@@ -9,7 +9,7 @@ describe('settings', () => {
       databaseUrl: undefined,
       readDatabaseUrls: [],
       readReplicaMaxLagMs: 5000,
-      readReplicaLeaseMs: 9000,
+      readReplicaLeaseMs: 50_000,
       readReplicaSteward: false,
       eventStoreUrl: undefined,
       redisUrl: undefined,

@@ -112,7 +112,7 @@ const environmentSchema = z.object({
       .optional(),
   ),
   READ_REPLICA_MAX_LAG_MS: integerSetting(100, 600_000, 5000),
-  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, 9000),
+  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, 50_000),
   READ_REPLICA_STEWARD: booleanSetting,
   EVENTSTORE_URL: z.preprocess(
     emptyAsAbsent,

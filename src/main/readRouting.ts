@@ -63,9 +63,13 @@ export async function composeReadRouter(
     });
   }
   const primaryMonitor = await createDatabasePool(primary.connectionUri, 1, 'postgres', { resetOnRelease: false, timeouts: monitorTimeouts });
+  // Leases commit synchronously, without a server-side statement timeout (recordReadLease): on a
+  // connection of their own, so that a commit waiting for a standby never holds up the watcher.
+  const leaseWriter = await createDatabasePool(primary.connectionUri, 1, 'postgres', { resetOnRelease: false, timeouts: monitorTimeouts });
   const router = createReadRouter({
     primary: primaryRoute,
     primaryMonitor,
+    leaseWriter,
     standbys,
     maxLagMs: config.readReplicaMaxLagMs,
     logger,
@@ -77,6 +81,7 @@ export async function composeReadRouter(
     ...router,
     close: async () => {
       await router.close();
+      await leaseWriter.end();
       await primaryMonitor.end();
     },
   };

@@ -1,9 +1,11 @@
 import type { RequestHandler, Response } from 'express';
-import { InvalidTokenError, OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidTokenError, OAuthError, TemporarilyUnavailableError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 // The SDK's bearer middleware is replaced here; its module still declares `request.auth`.
 import type { BearerAuthMiddlewareOptions as _DeclaresRequestAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import { databaseUnavailableRetrySeconds } from '../platform/errors.js';
 import type { Logger } from '../platform/logger.js';
+import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { clientAddress, type failedAttemptGuard } from './addressLimits.js';
 import { sameResource } from './loopback.js';
 
@@ -27,7 +29,8 @@ function jsonRpcError(response: Response, status: number, message: string, code 
  * names an error and never a scope). Without credentials: 401 with a challenge that carries no
  * error (RFC 6750 §3.1), only `resource_metadata` and `scope`. With a token that is not valid:
  * 401 `invalid_token`, and the failure counts against the client address; an address over its
- * limit is answered 429 before any lookup.
+ * limit is answered 429 before any lookup. A token store that cannot be reached: 503 with
+ * Retry-After (the token may be good).
  */
 export function bearerAuth(options: BearerOptions): RequestHandler {
   const scope = options.scopes.join(' ');
@@ -59,6 +62,12 @@ export function bearerAuth(options: BearerOptions): RequestHandler {
         await options.failures.fail(address);
         response.set('WWW-Authenticate', challenge({ code: error.errorCode, description: error.message }));
         response.status(401).json(error.toResponseObject());
+        return;
+      }
+      if (error instanceof TemporarilyUnavailableError || isDatabaseUnreachable(error)) {
+        // The token store cannot be reached (a failover, an outage): the token may be good; come back shortly.
+        response.set('Retry-After', String(databaseUnavailableRetrySeconds));
+        jsonRpcError(response, 503, 'Service unavailable: the token could not be checked because the database cannot be reached; try again shortly');
         return;
       }
       // Nothing internal goes out; the provider logs its own failures.

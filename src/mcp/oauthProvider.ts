@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError, OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError, OAuthError, TemporarilyUnavailableError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -9,6 +9,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { issuableScopes } from '../keys/scopes.js';
 import { isoUtc, type Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
+import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { generateToken, hashSecret, isWellFormedToken, normalizeSignInCode } from './credentials.js';
 import { sameResource } from './loopback.js';
 import {
@@ -249,8 +250,10 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
 }
 
 /**
- * The provider with every failure that is not an OAuth answer (the store unreachable, a statement
- * failing) logged before the SDK turns it into a bare 500 `server_error`.
+ * The provider with every failure that is not an OAuth answer logged: a statement failing, which
+ * the SDK turns into a bare 500 `server_error`; the store unreachable (a failover, an outage),
+ * which becomes `temporarily_unavailable` (answered 503 with Retry-After by oauthRoutes, or in the
+ * redirect where /authorize redirects).
  */
 function loggingFailures(logger: Logger, provider: OAuthServerProvider & { clientsStore: Required<OAuthRegisteredClientsStore> }): OAuthServerProvider {
   const logged =
@@ -259,7 +262,12 @@ function loggingFailures(logger: Logger, provider: OAuthServerProvider & { clien
       try {
         return await run(...args);
       } catch (error) {
-        if (!(error instanceof OAuthError)) logger.error({ err: error, operation }, 'oauth store failed');
+        if (error instanceof OAuthError) throw error;
+        if (isDatabaseUnreachable(error)) {
+          logger.warn({ err: error, operation }, 'oauth store unreachable');
+          throw new TemporarilyUnavailableError('The authorization server is unavailable for a moment; try again shortly');
+        }
+        logger.error({ err: error, operation }, 'oauth store failed');
         throw error;
       }
     };

@@ -3,6 +3,7 @@ import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import { TemporarilyUnavailableError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { readBodyWith } from '../api/requestBodies.js';
 import { hashSecret } from './credentials.js';
@@ -45,11 +46,12 @@ function text(fields: Fields, name: string): string | undefined {
 
 /**
  * A store failure: answered 500 `server_error`, or 503 `temporarily_unavailable` with Retry-After
- * when the database cannot be reached (a failover); never a redirect, nothing internal. The store
- * is the provider's, which logs its own failures (oauthProvider's loggingFailures).
+ * when the database cannot be reached (a failover; the provider then throws
+ * `temporarily_unavailable`); never a redirect, nothing internal. The store is the provider's,
+ * which logs its own failures (oauthProvider's loggingFailures).
  */
 function storeFailed(response: Response, error: unknown): void {
-  if (isDatabaseUnreachable(error)) {
+  if (error instanceof TemporarilyUnavailableError || isDatabaseUnreachable(error)) {
     oauthError(response, 503, 'temporarily_unavailable', 'The authorization server is unavailable for a moment; try again shortly', {
       'Retry-After': String(databaseUnavailableRetrySeconds),
     });

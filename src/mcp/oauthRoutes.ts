@@ -9,6 +9,7 @@ import { createOAuthMetadata, mcpAuthMetadataRouter } from '@modelcontextprotoco
 import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { limitPerAddress, type AddressLimits } from './addressLimits.js';
 import { bodyLimit } from '../api/requestBodies.js';
+import { databaseUnavailableRetrySeconds } from '../platform/errors.js';
 import { clientAuthMethods, registrationBounds, validateRegistration } from './clientRegistration.js';
 import { authenticateClientRequest, checkAuthorizationRequest, formBodyBytes } from './oauthRequests.js';
 
@@ -23,6 +24,23 @@ export type OAuthRouterOptions = {
 
 function onlyFor(method: string, handler: RequestHandler): RequestHandler {
   return (request: Request, response: Response, next: NextFunction) => (request.method === method ? handler(request, response, next) : next());
+}
+
+/**
+ * The SDK's handlers answer every OAuth error that is not `server_error` with 400, so a store that
+ * cannot be reached (the provider throws `temporarily_unavailable`, see oauthProvider) would read
+ * as the client's fault: its JSON answer goes out as 503 with Retry-After. (Where /authorize
+ * redirects, the error travels in the redirect, as RFC 6749 §4.1.2.1 has it.)
+ */
+function unavailableIs503(_request: Request, response: Response, next: NextFunction): void {
+  const json = response.json.bind(response);
+  response.json = (body?: unknown) => {
+    if (typeof body === 'object' && body !== null && (body as { error?: unknown }).error === 'temporarily_unavailable') {
+      response.status(503).set({ 'Retry-After': String(databaseUnavailableRetrySeconds), 'Cache-Control': 'no-store' });
+    }
+    return json(body);
+  };
+  next();
 }
 
 /**
@@ -42,6 +60,7 @@ export function oauthRouter(options: OAuthRouterOptions): Router {
   const bareProtectedResource = metadataHandler({ resource: options.resourceUrl.href, authorization_servers: [oauthMetadata.issuer], scopes_supported: scopesSupported, resource_name: resourceName });
 
   const router = Router({ caseSensitive: true });
+  router.use(unavailableIs503);
   // The SDK's metadata router matches paths in any case: it is reached only by its own paths, as written.
   const metadata = mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: options.resourceUrl, scopesSupported, resourceName });
   const metadataPaths = ['/.well-known/oauth-authorization-server', `/.well-known/oauth-protected-resource${options.resourceUrl.pathname}`];

@@ -51,8 +51,12 @@ export const replicaTiming = {
   pollMs: 250,
   /** A poll of one server that takes longer counts as unreachable. */
   pollTimeoutMs: 1000,
-  /** Observations older than this do not vouch for a standby. */
-  freshMs: 1000,
+  /**
+   * Observations older than this do not vouch for a standby: one poll's bound plus the pause between
+   * polls and a little, so that a poll held up by a primary that does not answer (a failover) does
+   * not age the standbys' observations past it.
+   */
+  freshMs: 1500,
   /** A read lease is renewed once this much of it has passed. */
   renewAfterMs: 3000,
   /** Reads stop going to a standby this long before its lease ends (a read routed just before starts within its lease). */
@@ -63,6 +67,9 @@ export const replicaTiming = {
   /** The steward adds a standby back once its lag is at most this. */
   rejoinLagMs: 500,
 } as const;
+
+/** READ_REPLICA_LEASE_MS's default: reads go on through a failover under Patroni's default timings (ttl 30 s, loop_wait 10 s); see docs/operators.md. */
+export const defaultLeaseMs = 50_000;
 
 export type ReplicaEndpoint = {
   /** `host:port/database`, for logs, /readyz and metrics. */
@@ -104,13 +111,15 @@ const primaryRow = z.object({
   synchronousStandbyNames: z.string(),
 });
 const senderSchema = z.array(z.object({ name: z.string().nullable(), syncState: z.string().nullable(), state: z.string().nullable() }));
-const standbyRow = z.object({ recovering: z.boolean(), replay: z.string().nullable(), clusterName: z.string() });
+const standbyRow = z.object({ recovering: z.boolean(), replay: z.string().nullable(), clusterName: z.string(), started: z.string() });
 
 type Sample = { readonly at: number; readonly lsn: bigint };
 
 type Watched = {
   readonly endpoint: ReplicaEndpoint;
   replicationName: string | null;
+  /** Its postmaster's start (`pg_postmaster_start_time()`), recorded with its lease: tells the server apart once promoted. */
+  started: string | null;
   reachable: boolean;
   recovering: boolean;
   replay: bigint | undefined;
@@ -128,6 +137,8 @@ type Watched = {
   leaseEnds: number;
   /** When the lease was last recorded (performance.now). */
   leaseRenewedAt: number;
+  /** The name its lease was recorded under (a promoted standby's name changes: it has no WAL receiver any more). */
+  leaseName: string | undefined;
   syncState: string | null | undefined;
 };
 
@@ -135,12 +146,14 @@ export type ReadRouterOptions = {
   readonly primary: ReadRoute;
   /** The watcher's connection to the primary (a pool of one, short timeouts). */
   readonly primaryMonitor: DatabasePool;
+  /** The connection that records leases on the primary (no server-side statement timeout: see recordReadLease); default the watcher's. */
+  readonly leaseWriter?: DatabasePool;
   readonly standbys: readonly ReplicaEndpoint[];
   readonly maxLagMs: number;
   readonly logger: Logger;
   /** Keeps the primary's synchronous_standby_names in step with the standbys (default false: an HA manager such as Patroni owns it). */
   readonly steward?: boolean;
-  /** READ_REPLICA_LEASE_MS: how long one read lease lasts (below the HA manager's ttl, see docs/operators.md). */
+  /** READ_REPLICA_LEASE_MS: how long one read lease lasts (long enough to read through a failover, see docs/operators.md). */
   readonly leaseMs?: number;
   /** This process's name in read_leases (default: random). */
   readonly routerId?: string;
@@ -177,6 +190,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
   const watched: Watched[] = options.standbys.map((endpoint) => ({
     endpoint,
     replicationName: null,
+    started: null,
     reachable: false,
     recovering: false,
     replay: undefined,
@@ -191,9 +205,11 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     failure: undefined,
     leaseEnds: Number.NEGATIVE_INFINITY,
     leaseRenewedAt: Number.NEGATIVE_INFINITY,
+    leaseName: undefined,
     syncState: undefined,
   }));
-  const leaseMs = options.leaseMs ?? 9000;
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  const leaseWriter = options.leaseWriter ?? options.primaryMonitor;
   const routerId = options.routerId ?? `router-${randomUUID()}`;
   const leased = (standby: Watched, now: number): boolean => now < standby.leaseEnds - timing.leaseMarginMs;
   const samples: Sample[] = [];
@@ -264,13 +280,15 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
               (SELECT coalesce(substring(conninfo FROM '(?:^| )application_name=([^ ]+)'), substring(conninfo FROM 'fallback_application_name=([^ ]+)'))
                FROM pg_stat_wal_receiver),
               current_setting('cluster_name')
-            ) AS "clusterName"
+            ) AS "clusterName",
+            pg_postmaster_start_time()::text AS started
         `),
       );
       standby.reachable = true;
       standby.recovering = row.recovering;
       standby.replay = row.replay === null ? undefined : BigInt(row.replay);
       standby.replicationName = row.clusterName === '' ? null : row.clusterName;
+      standby.started = row.started;
       standby.observedAt = performance.now();
       if (standby.failure !== undefined) logger.info({ standby: standby.endpoint.name }, 'read replicas: the standby answers again');
       standby.failure = undefined;
@@ -336,14 +354,15 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     const now = performance.now();
     await Promise.all(
       watched.map(async (standby) => {
-        if (standby.replicationName === null) return;
+        const name = standby.replicationName;
+        if (name === null) return;
         if (!wantsLease(observe(standby, primaryView, now))) {
           if (standby.leaseEnds === Number.NEGATIVE_INFINITY) return;
           // No read is routed to it from here on; then the lease is given back, so that no revocation waits for a standby nobody reads.
           standby.leaseEnds = Number.NEGATIVE_INFINITY;
           standby.usable = false;
           usable = watched.filter((candidate) => candidate.usable);
-          await withinTimeout(releaseReadLease(options.primaryMonitor, routerId, standby.replicationName)).catch((error: unknown) =>
+          await withinTimeout(releaseReadLease(options.primaryMonitor, routerId, standby.leaseName ?? name)).catch((error: unknown) =>
             logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not give back a read lease (it ends by itself)'),
           );
           return;
@@ -351,10 +370,12 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
         if (leased(standby, now) && now - standby.leaseRenewedAt < timing.renewAfterMs) return;
         const started = performance.now();
         try {
-          const position = await withinTimeout(recordReadLease(options.primaryMonitor, routerId, standby.replicationName, leaseMs));
+          // Counted only once its commit is acknowledged (flushed on the synchronous standbys, so on any server a failover may promote).
+          const position = await withinTimeout(recordReadLease(leaseWriter, routerId, { name, started: standby.started }, leaseMs));
           const fresh = !leased(standby, performance.now());
           standby.leaseEnds = started + leaseMs;
           standby.leaseRenewedAt = started;
+          standby.leaseName = name;
           if (fresh || standby.fence === undefined) standby.fence = position;
         } catch (error) {
           logger.warn({ standby: standby.endpoint.name, err: error }, 'read replicas: could not record a read lease on the primary');

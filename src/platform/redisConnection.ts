@@ -18,7 +18,7 @@ export function createRedisClient(redisUrl: string, options: RedisOptions): Redi
   const target = parseRedisUrl(redisUrl);
   if (target.mode === 'standalone') return new Redis(target.url, options);
   const retry = options.retryStrategy;
-  return new Redis({
+  const client = new Redis({
     ...options,
     sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
     name: target.masterName,
@@ -39,6 +39,40 @@ export function createRedisClient(redisUrl: string, options: RedisOptions): Redi
             return typeof delay === 'number' ? Math.min(delay, sentinelMaxReconnectDelayMs) : delay;
           },
   });
+  return retry === null ? client : reconnectAfterUnaskedEnd(client);
+}
+
+/**
+ * ioredis (5.x) ends a Sentinel client for good (status `end`, no more reconnects) when its
+ * failover detector closes the connector while a connection attempt is still asking the Sentinels
+ * for the master: the attempt fails with "Connection is closed." and nothing tries again. That
+ * happens when a +switch-master arrives while the attempt is slow, as it is when the process's
+ * event loop is busy during the failover (connections to the Sentinels time out, "All sentinels are
+ * unreachable"); the request budgets then stayed per process for good. An end nobody asked for
+ * (no `disconnect()`, no QUIT) is followed here by a new connection after the usual pause; the
+ * client's duplicates (BullMQ's blocking connection) get the same.
+ */
+function reconnectAfterUnaskedEnd(client: Redis): Redis {
+  let asked = false;
+  const disconnect = client.disconnect.bind(client);
+  client.disconnect = (reconnect = false) => {
+    if (!reconnect) asked = true;
+    disconnect(reconnect);
+  };
+  const quit = client.quit.bind(client) as (...args: unknown[]) => Promise<'OK'>;
+  client.quit = ((...args: unknown[]) => {
+    asked = true;
+    return quit(...args);
+  }) as Redis['quit'];
+  const duplicate = client.duplicate.bind(client);
+  client.duplicate = (...args: Parameters<Redis['duplicate']>) => reconnectAfterUnaskedEnd(duplicate(...args));
+  client.on('end', () => {
+    if (asked) return;
+    setTimeout(() => {
+      if (!asked && client.status === 'end') client.connect().catch(() => undefined);
+    }, sentinelMaxReconnectDelayMs).unref();
+  });
+  return client;
 }
 
 /** Whether REDIS_URL names Sentinels (a master that may move) rather than one server. */

@@ -46,6 +46,15 @@ describe('why a standby serves no reads: a function of one observation', () => {
     expect(standbyReason({ ...outage, reachable: false })).toMatch(/^unreachable/);
   });
 
+  test('promoted while it served under a lease: it goes on serving until the watcher finds the new primary, then the primary serves', () => {
+    const promoted = { ...serving, recovering: false, primaryAnswers: false, synchronous: false, syncState: undefined, lagMs: null };
+    expect(standbyReason(promoted)).toBeUndefined();
+    expect(standbyReason({ ...promoted, leased: false })).toMatch(/^not a standby/);
+    expect(standbyReason({ ...promoted, servedBefore: false })).toMatch(/^not a standby/);
+    expect(standbyReason({ ...promoted, primaryAnswers: true })).toMatch(/^not a standby/);
+    expect(wantsLease({ ...promoted, primaryAnswers: true })).toBe(false);
+  });
+
   test('a lease is wanted when all is well but the lease (and never while the primary is away)', () => {
     expect(wantsLease({ ...serving, leased: false, fence: undefined })).toBe(true);
     expect(wantsLease({ ...serving, lagMs: 9000 })).toBe(false);

@@ -26,11 +26,16 @@ export type StandbyObservation = {
 /**
  * Why a standby serves no reads, or undefined when it does: a pure function of one observation.
  * While the primary does not answer, a standby that served reads until then goes on doing so for
- * the rest of its lease (its lease ends before a new primary can accept a write).
+ * the rest of its lease, also once it has been promoted (its lease is on the new primary, whose
+ * revocations wait for it or, on the standby promoted, need no wait).
  */
 export function standbyReason(o: StandbyObservation): string | undefined {
   if (!o.reachable) return `unreachable (${o.failure ?? 'no answer'})`;
-  if (!o.recovering) return 'not a standby (not in recovery)';
+  if (!o.recovering) {
+    // Promoted while this router read from it under its lease, the watcher not yet on the new
+    // primary: it is the primary now, and its reads see its own commits.
+    return !o.primaryAnswers && o.servedBefore && o.leased ? undefined : 'not a standby (not in recovery)';
+  }
   if (o.replicationName === null) return 'has no name for replication (application_name of its WAL receiver, or cluster_name)';
   if (!o.primaryAnswers) {
     return o.servedBefore && o.leased ? undefined : 'the primary does not answer the watcher (and the standby holds no lease from before)';

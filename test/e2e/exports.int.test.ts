@@ -362,4 +362,25 @@ describe('export request while Redis is down (BullMQ queue)', () => {
     const exportId = String((accepted.body as Json).exportId);
     expect((await pollUntilReady(bed, key, exportId)).job.status).toBe('ready');
   });
+
+  test('Redis partitioned (silent, nothing refused): answered during the partition, 500 with schedule_failed (the enqueue gave up on its own bound, not the request deadline), no job left', async () => {
+    const jobsBefore = await jobRows(bed);
+    const failuresBefore = await scheduleFailures();
+    proxy.partition();
+    try {
+      const refused = await postExport(bed, key, { body: '{"period":"weekly"}' });
+      expect(refused.status).toBe(500);
+      expect((refused.body as Json).code).toBe('common.internal_error');
+      expect(await jobRows(bed)).toBe(jobsBefore);
+      expect(await scheduleFailures()).toBe(failuresBefore + 1);
+    } finally {
+      proxy.heal();
+      await proxy.start();
+    }
+    await eventually(async () => expect((await postExport(bed, key)).status).toBe(202));
+  });
+
+  async function scheduleFailures(): Promise<number> {
+    return bed.database.pool.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*)::int AS count FROM audit_trail WHERE action = 'export.schedule_failed'`);
+  }
 });

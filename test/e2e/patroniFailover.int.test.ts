@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { allProjections } from '../../projections/index.js';
 import { createDatabasePool } from '../../src/platform/db.js';
+import { markKeyRevoked } from '../../src/keys/keyStore.js';
 import { runCli, startCli } from '../support/cli.js';
 import { patroniClusterUnavailable, startPatroniCluster, type PatroniCluster } from '../support/patroniCluster.js';
 import { eventually } from '../support/eventually.js';
@@ -17,8 +18,8 @@ if (unavailable !== undefined && !inCi) process.stderr.write(`\n[tests] Patroni 
 
 type Started = Awaited<ReturnType<typeof startCli>>;
 const servingPattern = /"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/;
-/** The service's read lease: below ttl - loop_wait - retry_timeout of the cluster (20 - 2 - 5). */
-const leaseMs = 12_000;
+/** The service's read lease: long enough to read through the promotion (ttl 20 s + loop_wait 2 s, see docs/operators.md). */
+const leaseMs = 40_000;
 
 let cluster: PatroniCluster;
 let dataDir: string;
@@ -128,7 +129,7 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 120_000);
 
-  test('the leader machine lost under reads: reads 200 (or 503), never 500 or a wrong answer; writes come back; a revocation right after is exact', async () => {
+  test('the leader machine lost under reads: reads go on (at most 0.1 % 503, never 500 or a wrong answer); writes come back; a revocation right after is exact', async () => {
     const reader = await issue('orders:read,analytics:read');
     const doomed = await issue('orders:read');
     const expected = await get(`/v1/orders/${encodeURIComponent(orderId)}`, reader.key);
@@ -154,8 +155,15 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     })();
     const promoted = await cluster.newLeader(leader);
     // Revoked as soon as the new leader takes writes: refused at once, wherever the read goes.
-    const revoked = await runCli(['keys', 'revoke', '--prefix', doomed.prefix], env);
-    expect(revoked.code, revoked.stderr).toBe(0);
+    // In this process (a command line would add its own start-up): the commit on the new primary and its wait for the leased standbys.
+    const revocationStarted = performance.now();
+    const revoker = await createDatabasePool(cluster.url, 1);
+    try {
+      expect(await markKeyRevoked(revoker, doomed.prefix, new Date().toISOString())).not.toBeNull();
+    } finally {
+      await revoker.end();
+    }
+    const revocationSeconds = (performance.now() - revocationStarted) / 1000;
     const afterRevocation = await refusedEverywhere(doomed.key, 30);
     await writer;
     await load.ranOn(20);
@@ -165,18 +173,18 @@ describe.runIf(inCi || unavailable === undefined)('Patroni: lose the primary, ke
     const since = (at: number | undefined) => (at === undefined ? 'none' : `${((at - killedAt) / 1000).toFixed(1)} s`);
     const writesBackAfterSeconds = writesBackAt === undefined ? null : (writesBackAt - killedAt) / 1000;
     process.stderr.write(
-      `[patroni] leader ${leader.name} killed: ${promoted.leader.name} promoted after ${promotedAfterSeconds.toFixed(1)} s; writes back after ${writesBackAfterSeconds?.toFixed(1) ?? 'never'} s; reads failed from ${since(load.failedAt[0])} to ${since(load.failedAt.at(-1))} after the kill (lease ${leaseMs / 1000} s); reads ${JSON.stringify(load.statuses)}; writes ${JSON.stringify(writeStatuses)}; wrong ${load.wrong()}\n`,
+      `[patroni] leader ${leader.name} killed: ${promoted.leader.name} promoted after ${promotedAfterSeconds.toFixed(1)} s; writes back after ${writesBackAfterSeconds?.toFixed(1) ?? 'never'} s; reads failed from ${since(load.failedAt[0])} to ${since(load.failedAt.at(-1))} after the kill (lease ${leaseMs / 1000} s); reads ${JSON.stringify(load.statuses)}; writes ${JSON.stringify(writeStatuses)}; wrong ${load.wrong()}; revocation (connect, commit, wait for the leased standbys) ${revocationSeconds.toFixed(2)} s\n`,
     );
     expect(afterRevocation.filter((status) => status !== 401)).toEqual([]);
     expect(load.wrong()).toBe(0);
     expect(Object.keys(load.statuses).filter((code) => code !== '200' && code !== '503 common.service_unavailable')).toEqual([]);
-    expect(load.statuses['200'] ?? 0).toBeGreaterThan(0);
+    // Reads went on from the leased standby through the outage, then from the new primary: at most 0.1 % 503 (the goal is none).
+    const answered = Object.values(load.statuses).reduce((sum, count) => sum + count, 0);
+    expect(load.failedAt.length).toBeLessThanOrEqual(answered / 1000);
     // Writes came back (how soon, against ttl + 5 s, is the failover drill's target: `npm run drill failover`; the figure is printed above).
     expect(writesBackAfterSeconds).not.toBeNull();
     // Writes failed at once meanwhile, never hung: 503 when the key could not be checked, 500 (schedule_failed) when the job could not be stored.
     expect(Object.keys(writeStatuses).filter((status) => !['202', '500', '503'].includes(status))).toEqual([]);
-    // Reads went on from the leased standby for a while after the kill.
-    expect((load.failedAt[0] ?? Infinity) - killedAt).toBeGreaterThan(leaseMs / 2);
     await cluster.restart(leader);
   }, 300_000);
 

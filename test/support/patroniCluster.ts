@@ -17,8 +17,8 @@ const run = promisify(execFile);
 
 /**
  * Patroni's timings for the tests and the drill: the leader key lives `ttl` seconds; a leader that
- * cannot renew it within `retryTimeout` demotes itself. The service's read lease
- * (READ_REPLICA_LEASE_MS) must be below ttl - loopWait - retryTimeout (docs/operators.md).
+ * cannot renew it within `retryTimeout` demotes itself. For reads to go on through a failover the
+ * service's read lease (READ_REPLICA_LEASE_MS) should exceed ttl + loopWait + 5 s (docs/operators.md).
  */
 export const patroniTimings = { ttl: 20, loopWait: 2, retryTimeout: 5 } as const;
 

@@ -3,11 +3,19 @@ import { testRedisUrl } from './services.js';
 
 export { refusingPort } from './tcpProxy.js';
 
-export type RedisProxy = { readonly url: string; start(): Promise<void>; stop(): Promise<void>; refusedConnections(): number };
+export type RedisProxy = {
+  readonly url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Silence both ways (tcpProxy's partition); `heal` then `start` ends it. */
+  partition(): void;
+  heal(): void;
+  refusedConnections(): number;
+};
 
 /** A TCP proxy to the real Redis that can be taken down and brought back, so the shared server is never stopped. It starts down. */
 export async function redisProxy(): Promise<RedisProxy> {
   const target = new URL(testRedisUrl);
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
-  return { url: `redis://127.0.0.1:${proxy.port}`, start: proxy.start, stop: proxy.stop, refusedConnections: proxy.refusedConnections };
+  return { url: `redis://127.0.0.1:${proxy.port}`, start: proxy.start, stop: proxy.stop, partition: proxy.partition, heal: proxy.heal, refusedConnections: proxy.refusedConnections };
 }
