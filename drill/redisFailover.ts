@@ -151,11 +151,11 @@ export async function redisFailover(target: RedisFailoverTarget, options: RedisF
   // the read loops, is counted here instead). Each is first seen to reach Redis (a request on a key
   // of its own, found there), then makes that request; within 10 s, well inside the 60 s window.
   for (const [index, budget] of budgets.entries()) {
-    await waitUntil(10_000, async () => {
+    await waitFor(`budget process ${index + 1} on the new master`, 10_000, async () => {
       const probe = `probe-${index}-${randomBytes(4).toString('hex')}`;
       await budget.consume(probe);
       return (await withMaster(target.sentinel, (redis) => redis.exists(`${prefix}:${probe}`))) === 1;
-    }).catch(() => failures.push(`budget process ${index + 1} did not reach Redis again within 10 s`));
+    }, pollMs).catch(() => failures.push(`budget process ${index + 1} did not reach Redis again within 10 s`));
   }
   for (const budget of budgets) if ((await budget.consume('partial')).allowed) budgetCounts.granted += 1;
   const sharedCount = Number((await withMaster(target.sentinel, (redis) => redis.get(`${prefix}:partial`))) ?? 0);
