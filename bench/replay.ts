@@ -297,8 +297,7 @@ async function commandReplay(options: {
 /**
  * Starts `supply-api projections replay` as commandReplay does and SIGKILLs it once every
  * generation it builds that has committed a write has seen `share` of the log's `events` (read
- * from projection_generations every 20 ms: a projection loaded from the log by Postgres commits
- * once, at the end of its load, and does not count before).
+ * from projection_generations every 20 ms; a generation that has not committed yet does not count).
  */
 async function killReplayAt(
   pool: DatabasePool,

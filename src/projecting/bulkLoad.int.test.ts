@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../../test/support/databases.js';
-import { event } from '../../test/support/projectionTestBed.js';
-import type { RecordedEvent } from '../eventStore/eventStore.js';
+import { event, testTenant } from '../../test/support/projectionTestBed.js';
+import type { LogHead, RecordedEvent } from '../eventStore/eventStore.js';
+import { createPostgresEventStore } from '../eventStore/postgresEventStore.js';
 import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget } from './applyBatch.js';
 import { BulkLoader } from './bulkLoad.js';
-import { CheckpointConflictError, createGeneration, loadGenerations } from './generations.js';
+import { CheckpointConflictError, createGeneration, deferredIndexStatements, loadGenerations } from './generations.js';
 import { ProjectionInvariantError, type Projection, type ProjectedEvent } from './projection.js';
 import { applyReplayBatch } from './sideBySide.js';
 
@@ -114,6 +115,45 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
     expect(calls.apply).toBeGreaterThan(0);
     expect(await rowsOf(target)).toEqual([]);
     expect(await checkpointOf(target)).toBe(0n);
+  });
+
+  test('a load from the log commits chunk by chunk, each with its checkpoint; a load that fails resumes from the last chunk that committed', async () => {
+    const { projection, calls } = namesProjection('bulk_from_log');
+    const fromLog = { ...projection, bulkRows: { ...projection.bulkRows, table: 'names', columns: ['tenant_id', 'seq', 'name', 'even', 'note'], rowsOf: () => [], fromLog: sql.fragment`e.tenant_id, e.global_position, e.data->>'name', length(e.data->>'name') % 2 = 0, NULL` } } satisfies Projection;
+    // The log's head read directly (the store's head stops short of what other databases' open transactions may still see).
+    const headOf = async (): Promise<LogHead> => {
+      const last = await pool().one(sql.type(z.object({ tx: z.string(), seq: z.bigint(), recordedAt: z.string(), count: z.bigint() }))`
+        SELECT transaction_id::text AS tx, global_position AS seq, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "recordedAt",
+          (SELECT count(*) FROM events) AS count
+        FROM events ORDER BY transaction_id DESC, global_position DESC LIMIT 1
+      `);
+      return { position: { tx: BigInt(last.tx), seq: last.seq }, eventCount: last.count, lastRecordedAt: last.recordedAt };
+    };
+    const store = createPostgresEventStore({ pool: pool(), kind: 'postgres', logger: silentLogger, connectionUri: database?.url ?? '' });
+    // Seven openings, one append each (seven transactions), then one refused by the table.
+    const names = ['a', 'bb', 'ccc', 'dddd', 'e', 'ff', 'ggg'];
+    for (const [index, name] of names.entries()) await store.append(`supply.clinic-${testTenant}-${index}`, [event('ClinicOpened', { clinicId: `cli_${index}`, name, status: 'active' })], 'no_stream');
+    const head = await headOf();
+    const target = await targetOf(fromLog);
+    const generationOf = async () => (await loadGenerations(pool(), ['building'])).find((g) => g.projection === fromLog.name);
+
+    // Chunks of 3 events: 3, 6, then the head; the refusal comes in the third chunk, after two commits.
+    await store.append(`supply.clinic-${testTenant}-refused`, [event('ClinicOpened', { clinicId: 'cli_refused', name: refusedByTable, status: 'active' })], 'no_stream');
+    const withRefusal = await headOf();
+    await expect(bulk().loadFromLog(target, withRefusal, [], true, 3)).rejects.toThrow(/check constraint/);
+    const left = await generationOf();
+    expect(left?.eventsSeen).toBe(6n);
+    expect((await rowsOf(target)).map((row) => row.name)).toEqual(names.slice(0, 6));
+    expect(calls.apply).toBe(0);
+
+    // Resumed from there up to the head before the refused event: the seventh opening only.
+    if (left === undefined) throw new Error('no generation left building');
+    const loaded = await bulk().loadFromLog({ ...target, generation: left }, head, deferredIndexStatements(fromLog, left.schemaName), true, 3);
+    expect(loaded.generation.eventsSeen).toBe(BigInt(names.length));
+    expect(loaded.generation.checkpoint).toEqual(head.position);
+    expect(loaded.generation.checkpointRecordedAt).toBe(head.lastRecordedAt);
+    expect((await generationOf())?.eventsSeen).toBe(BigInt(names.length));
+    expect((await rowsOf(target)).map((row) => row.name)).toEqual(names);
   });
 
   test('a checkpoint moved by someone else refuses the COPY and writes nothing', async () => {

@@ -4,13 +4,14 @@ import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import type { QuerySqlToken } from 'slonik';
 import { from as copyFrom } from 'pg-copy-streams';
+import { z } from 'zod';
 import { withUtcSession, type Database } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import { driverText, sql } from '../platform/sql.js';
 import type { BatchTarget } from './applyBatch.js';
 import { copyText } from './copyText.js';
 import { currentSchemaVersion, eventSchemas } from '../events/index.js';
-import type { LogHead } from '../eventStore/eventStore.js';
+import type { LogHead, LogPosition } from '../eventStore/eventStore.js';
 import {
   advanced,
   analyzeStatement,
@@ -22,6 +23,16 @@ import {
 } from './generations.js';
 import { ProjectionInvariantError, type BulkRows, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
+
+/**
+ * Events of the log a load from the log (BulkLoader.loadFromLog) takes in one transaction: a
+ * replay killed during the load resumes from the last chunk that committed. Each chunk costs a
+ * scan of its end on the log's key and a commit.
+ */
+export const logLoadChunkEvents = 250_000;
+
+/** The end of a chunk of the log: its last event's position and recordedAt (none: the chunk ends at the head). */
+const chunkEnd = z.object({ tx: z.string(), seq: z.string(), recordedAt: z.string() }).nullable();
 
 /** Where a replay loads the rows of insert-only projections with COPY (real Postgres only). */
 export type BulkLoadOptions = { readonly connectionUri: string };
@@ -123,68 +134,86 @@ export class BulkLoader {
 
   /**
    * A rebuild of an insert-only projection that Postgres does by itself, when the log is in the
-   * same database (BulkRows.fromLog): one `INSERT … SELECT` of every handled event up to `head` and
-   * the checkpoint moved to `head`, in one transaction; then the table's deferred indexes and its
-   * statistics. Node neither reads nor sends a row of it, so it runs beside the replay's other
-   * projections on a core Node leaves to Postgres. The log up to `head` is checked as the trusted
-   * decode checks each event: the projection's own events at the current schema version, their
-   * data an object, in the INSERT's own scan (log_event_unreadable stops it at the first that is
-   * not); and every event of a type this code knows, by a scan of its own unless `typesChecked`
-   * (the replay's decode in Node reads every event of the range and stops at one it does not know).
-   * Anything else, or rows the table or its indexes refuse, throws LogLoadRefusedError, and the
-   * replay runs again the ordinary way, which names the event at fault.
+   * same database (BulkRows.fromLog): `INSERT … SELECT` of every handled event up to `head`, in
+   * transactions of `chunkEvents` events of the log each, every one moving the checkpoint past
+   * them (a killed replay resumes from the last one that committed, as Node's folds do); then the
+   * table's deferred indexes and its statistics. Node neither reads nor sends a row of it, so it
+   * runs beside the replay's other projections on a core Node leaves to Postgres. The log up to
+   * `head` is checked as the trusted decode checks each event: the projection's own events at the
+   * current schema version, their data an object, in the INSERT's own scan (log_event_unreadable
+   * stops it at the first that is not); and every event of a type this code knows, by a scan of
+   * its own unless `typesChecked` (the replay's decode in Node reads every event of the range and
+   * stops at one it does not know). Anything else, or rows the table or its indexes refuse, throws
+   * LogLoadRefusedError, and the replay runs again the ordinary way, which names the event at fault.
    */
   async loadFromLog(
     target: BatchTarget,
     head: LogHead,
     indexes: readonly QuerySqlToken[] = deferredIndexStatements(target.projection, target.generation.schemaName),
     typesChecked = false,
+    chunkEvents = logLoadChunkEvents,
   ): Promise<BatchTarget> {
     const bulk = target.projection.bulkRows;
     const select = bulk?.fromLog;
     if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
     const schemaName = target.generation.schemaName;
     const handles = sql.array([...target.projection.handles], 'text');
-    // After the generation's checkpoint (the start of the log, or where a killed replay's load committed) up to `head`.
-    const { checkpoint } = target.generation;
-    const upTo = sql.fragment`(e.transaction_id, e.global_position) > (${checkpoint.tx.toString()}::xid8, ${checkpoint.seq})
-      AND (e.transaction_id, e.global_position) <= (${head.position.tx.toString()}::xid8, ${head.position.seq})`;
+    const after = (position: LogPosition) => sql.fragment`(e.transaction_id, e.global_position) > (${position.tx.toString()}::xid8, ${position.seq})`;
+    const upTo = (position: LogPosition) => sql.fragment`(e.transaction_id, e.global_position) <= (${position.tx.toString()}::xid8, ${position.seq})`;
     return this.transaction(
       async (client) => {
-        await begin(client);
         if (!typesChecked) {
           const unknown = await run(
             client,
             sql.fragment`
               SELECT e.global_position::text AS position, e.event_type AS type FROM events AS e
-              WHERE ${upTo} AND e.event_type <> ALL(${sql.array(Object.keys(eventSchemas), 'text')})
+              WHERE ${after(target.generation.checkpoint)} AND ${upTo(head.position)} AND e.event_type <> ALL(${sql.array(Object.keys(eventSchemas), 'text')})
               LIMIT 1
             `,
           );
           const first: unknown = unknown.rows[0];
           if (first !== undefined) throw new BulkRefusal(`the log holds an event of a type this code does not know: ${JSON.stringify(first)}`);
         }
-        // The CASE calls log_event_unreadable (which raises) only for an event it does not read as it is.
-        const inserted = await run(
-          client,
-          sql.fragment`
-            INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
-            SELECT ${select} FROM events AS e
-            WHERE e.event_type = ANY(${handles}) AND ${upTo}
-              AND CASE WHEN e.schema_version = ${currentSchemaVersion} AND jsonb_typeof(e.data) = 'object' THEN true
-                ELSE log_event_unreadable(e.global_position, e.event_type, e.schema_version) END
-          `,
-        );
-        const advance: CheckpointAdvance = {
-          generation: target.generation,
-          to: head.position,
-          seen: Number(head.eventCount - target.generation.eventsSeen),
-          applied: inserted.rowCount ?? 0,
-          lastRecordedAt: head.lastRecordedAt ?? new Date(0).toISOString(),
-        };
-        const moved = await run(client, checkpointAdvanceStatement([advance]));
-        expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
-        await run(client, sql.fragment`COMMIT`);
+        let { generation } = target;
+        while (generation.eventsSeen < head.eventCount) {
+          const from = generation.checkpoint;
+          // The chunk ends at the chunkEvents-th event past the checkpoint (an index-only scan of the log's key), or at the head.
+          const ends = await run(
+            client,
+            sql.fragment`
+              SELECT e.transaction_id::text AS tx, e.global_position::text AS seq,
+                to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "recordedAt"
+              FROM events AS e WHERE ${after(from)} AND ${upTo(head.position)}
+              ORDER BY e.transaction_id, e.global_position OFFSET ${chunkEvents - 1} LIMIT 1
+            `,
+          );
+          const end = chunkEnd.parse(ends.rows[0] ?? null);
+          const to = end === null ? head.position : { tx: BigInt(end.tx), seq: BigInt(end.seq) };
+          await begin(client);
+          // The CASE calls log_event_unreadable (which raises) only for an event it does not read as it is.
+          const inserted = await run(
+            client,
+            sql.fragment`
+              INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
+              SELECT ${select} FROM events AS e
+              WHERE e.event_type = ANY(${handles}) AND ${after(from)} AND ${upTo(to)}
+                AND CASE WHEN e.schema_version = ${currentSchemaVersion} AND jsonb_typeof(e.data) = 'object' THEN true
+                  ELSE log_event_unreadable(e.global_position, e.event_type, e.schema_version) END
+            `,
+          );
+          const advance: CheckpointAdvance = {
+            generation,
+            to,
+            seen: end === null ? Number(head.eventCount - generation.eventsSeen) : chunkEvents,
+            applied: inserted.rowCount ?? 0,
+            lastRecordedAt: end?.recordedAt ?? head.lastRecordedAt ?? new Date(0).toISOString(),
+          };
+          const moved = await run(client, checkpointAdvanceStatement([advance]));
+          expectCheckpointsAdvanced([advance], moved.rowCount ?? 0);
+          await run(client, sql.fragment`COMMIT`);
+          generation = advanced(generation, advance);
+          if (end === null) break;
+        }
         // Each build on this connection alone, without parallel workers: the load runs beside
         // Node's folds, which are the rebuild's longest path, and a build with workers takes the
         // cores they need for no less CPU.
@@ -195,7 +224,7 @@ export class BulkLoader {
           await run(client, sql.fragment`COMMIT`);
         }
         for (const definition of target.projection.tables) await run(client, analyzeStatement(schemaName, definition.name));
-        return { ...target, generation: advanced(target.generation, advance) };
+        return { ...target, generation };
       },
       (error) => {
         throw new LogLoadRefusedError(target.projection.name, error instanceof Error ? error.message : String(error), error);
