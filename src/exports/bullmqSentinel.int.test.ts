@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { eventually } from '../../test/support/eventually.js';
 import { capturingLogger, logLevels } from '../../test/support/capturingLogger.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../test/support/sentinelCluster.js';
@@ -29,18 +29,21 @@ async function waitFor(what: string, timeoutMs: number, condition: () => boolean
 const task = (): ExportTask => ({ tenantId: 'tenant-a', exportId: randomUUID() });
 
 describe.runIf(inCi || unavailable === undefined)('the export queue on Redis with Sentinel', () => {
+  // A cluster per test: the failover test leaves the killed master down, so no replica would be
+  // left to confirm a later test's job.
   let cluster: SentinelCluster;
-  const closables: Array<ExportQueue | ExportWorker> = [];
+  let closables: Array<ExportQueue | ExportWorker> = [];
   const track = <T extends ExportQueue | ExportWorker>(closable: T): T => {
     closables.push(closable);
     return closable;
   };
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     cluster = await startSentinelCluster();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     for (const closable of closables) await closable.close();
+    closables = [];
     await cluster?.close();
   });
 
