@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { eventually } from '../../test/support/eventually.js';
 import { capturingLogger, logLevels } from '../../test/support/capturingLogger.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../test/support/sentinelCluster.js';
@@ -29,25 +29,24 @@ async function waitFor(what: string, timeoutMs: number, condition: () => boolean
 const task = (): ExportTask => ({ tenantId: 'tenant-a', exportId: randomUUID() });
 
 describe.runIf(inCi || unavailable === undefined)('the export queue on Redis with Sentinel', () => {
-  // A cluster per test: the failover test leaves the killed master down, so no replica would be
-  // left to confirm a later test's job.
   let cluster: SentinelCluster;
-  let closables: Array<ExportQueue | ExportWorker> = [];
+  const closables: Array<ExportQueue | ExportWorker> = [];
   const track = <T extends ExportQueue | ExportWorker>(closable: T): T => {
     closables.push(closable);
     return closable;
   };
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     cluster = await startSentinelCluster();
   });
-  afterEach(async () => {
+  afterAll(async () => {
     for (const closable of closables) await closable.close();
-    closables = [];
     await cluster?.close();
   });
 
   test('a job is acknowledged once a replica holds it; with the replica stalled it is still acknowledged, with a warning', async () => {
+    // Given a replica in sync (the failover test puts its killed master back as one).
+    await cluster.replicated();
     const log = capturingLogger<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: cluster.url, queueName: `test-exports-${randomBytes(6).toString('hex')}`, logger: log.logger }));
     await queue.enqueue(task());
@@ -88,6 +87,8 @@ describe.runIf(inCi || unavailable === undefined)('the export queue on Redis wit
     await waitFor('the first build to start', 10_000, () => runs.length === 1);
 
     const { killed } = await cluster.killMaster();
+    // The killed master comes back as a replica whatever happens here: other tests need one.
+    onTestFinished(() => cluster.restartKilled());
     release();
     await cluster.promotion(killed);
     const after = [task(), task()];
