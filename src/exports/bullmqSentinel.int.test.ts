@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { eventually } from '../../test/support/eventually.js';
 import { capturingLogger, logLevels } from '../../test/support/capturingLogger.js';
 import { sentinelClusterUnavailable, startSentinelCluster, type SentinelCluster } from '../../test/support/sentinelCluster.js';
@@ -45,6 +45,8 @@ describe.runIf(inCi || unavailable === undefined)('the export queue on Redis wit
   });
 
   test('a job is acknowledged once a replica holds it; with the replica stalled it is still acknowledged, with a warning', async () => {
+    // Given a replica in sync (the failover test puts its killed master back as one).
+    await cluster.replicated();
     const log = capturingLogger<LogLine>();
     const queue = track(createBullmqExportQueue({ redisUrl: cluster.url, queueName: `test-exports-${randomBytes(6).toString('hex')}`, logger: log.logger }));
     await queue.enqueue(task());
@@ -85,6 +87,8 @@ describe.runIf(inCi || unavailable === undefined)('the export queue on Redis wit
     await waitFor('the first build to start', 10_000, () => runs.length === 1);
 
     const { killed } = await cluster.killMaster();
+    // The killed master comes back as a replica whatever happens here: other tests need one.
+    onTestFinished(() => cluster.restartKilled());
     release();
     await cluster.promotion(killed);
     const after = [task(), task()];

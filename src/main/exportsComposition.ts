@@ -7,7 +7,7 @@ import type { BlobStore } from '../exports/blobStore.js';
 import { downloadRoute } from '../exports/downloadRoute.js';
 import { runExportMaintenance, scheduleExportMaintenance, type ExportMaintenanceDependencies } from '../exports/exportMaintenance.js';
 import { createExportProcessor } from '../exports/exportProcessor.js';
-import type { ExportQueue } from '../exports/exportQueue.js';
+import type { ExportProcessor, ExportQueue } from '../exports/exportQueue.js';
 import type { ExportService } from '../exports/exportService.js';
 import { createInProcessExportQueue } from '../exports/inProcessExportQueue.js';
 import { createLocalBlobStore } from '../exports/localBlobStore.js';
@@ -38,6 +38,8 @@ export type ExportsOptions = {
   readonly schedule?: boolean;
   /** Wraps the file store (tests use it to make a build fail inside the processor). */
   readonly wrapStore?: (store: BlobStore) => BlobStore;
+  /** Wraps the build of one export (tests use it to hold a build, e.g. a retry, until they let it run). */
+  readonly wrapProcessor?: (processor: ExportProcessor) => ExportProcessor;
 };
 
 /**
@@ -56,7 +58,8 @@ export async function composeExports(config: Config, logger: Logger, pool: Datab
   try {
     const observe = buildObserver(options.registry);
     const buildStore = options.wrapStore?.(store) ?? store;
-    const processor = createExportProcessor({ pool, store: buildStore, clock: options.clock, caps: config.analyticsCaps, logger: log, ...(observe ? { observe } : {}) });
+    const built = createExportProcessor({ pool, store: buildStore, clock: options.clock, caps: config.analyticsCaps, logger: log, ...(observe ? { observe } : {}) });
+    const processor = options.wrapProcessor?.(built) ?? built;
     let queue: ExportQueue | undefined;
     if (config.redisUrl !== undefined && (options.api || options.worker)) {
       // BullMQ and the AWS SDK are loaded only when configured: together they hold megabytes of

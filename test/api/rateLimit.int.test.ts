@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { testErrorTypeBase, type ApiResponse } from '../support/apiTestBed.js';
 import { useApiBed } from '../support/useApiBed.js';
+import { eventually } from '../support/eventually.js';
 import { testRedisUrl } from '../support/services.js';
 import { loadConfig } from '../../src/config/config.js';
 import { composeApi, composeApp } from '../../src/main/apiComposition.js';
@@ -91,6 +92,19 @@ describe('request budget on Redis (REDIS_URL set)', () => {
     try {
       expect(second.budget.store).toBe('redis');
       const secondUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // Given both processes counting through Redis: a process whose first connection attempt has not
+      // succeeded yet (slow on a loaded machine) counts per process, by design. A warm-up key of each
+      // process shows up in Redis once that process counts there.
+      const warmUp = async (send: (warmKey: string) => Promise<unknown>) => {
+        const warmKey = await bed.issueKey(tenant, ['orders:read']);
+        await eventually(async () => {
+          await send(warmKey);
+          expect(Number(await redis.get(`${redisPrefix}:${warmKey.slice(0, 12)}`))).toBeGreaterThan(0);
+        });
+        await redis.del(`${redisPrefix}:${warmKey.slice(0, 12)}`);
+      };
+      await warmUp((warmKey) => bed.request('/v1/me', { key: warmKey }));
+      await warmUp((warmKey) => fetch(`${secondUrl}/v1/me`, { headers: { authorization: `Bearer ${warmKey}` } }));
       const headers = { authorization: `Bearer ${key}` };
       const statuses = await Promise.all([
         bed.request('/v1/me', { key }).then((r) => r.status),

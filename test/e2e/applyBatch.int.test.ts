@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { boxesProjection } from '../../projections/boxes/projection.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
@@ -36,6 +36,7 @@ const movement = (movementId: string, quantityDelta: number) =>
   });
 
 describe('checkpoints move by compare-and-set in the batch transaction', () => {
+  // Each test starts from a database of its own whose generation has applied nothing yet.
   let database: TestDatabase | undefined;
   let initial: BatchTarget | undefined;
   const first = recorded(
@@ -53,14 +54,18 @@ describe('checkpoints move by compare-and-set in the batch transaction', () => {
     `);
   const checkpoint = async () => (await loadGenerations(database?.pool ?? failNoDatabase(), ['active']))[0]?.checkpoint;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     database = await createPostgresTestDatabase();
     await ensureActiveGenerations(database.pool, [boxesProjection]);
     const generation = (await loadGenerations(database.pool, ['active']))[0];
     if (!generation) throw new Error('no generation');
     initial = { projection: boxesProjection, generation };
   });
-  afterAll(async () => database?.close());
+  afterEach(async () => {
+    await database?.close();
+    database = undefined;
+    initial = undefined;
+  });
 
   test('two projectors applying the same batch at once: one commits, the other rolls back; the rows change once', async () => {
     if (!database || !initial) throw new Error('no database');
@@ -79,6 +84,10 @@ describe('checkpoints move by compare-and-set in the batch transaction', () => {
   test('a stale projector can neither apply a batch again nor move the checkpoint back', async () => {
     if (!database || !initial) throw new Error('no database');
     const { pool } = database;
+    // Given the first batch applied by a projector that has since moved on.
+    const firstTarget = initial;
+    await pool.transaction((tx) => applyBatchInTransaction(tx, [firstTarget], first, 'live', silentLogger));
+    expect(await checkpoint()).toEqual({ tx: 10n, seq: 2n });
     const current = (await loadGenerations(pool, ['active']))[0];
     if (!current) throw new Error('no generation');
     await pool.transaction((tx) => applyBatchInTransaction(tx, [{ projection: boxesProjection, generation: current }], second, 'live', silentLogger));

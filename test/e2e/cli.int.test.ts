@@ -3,7 +3,7 @@ import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { runCli, startCli } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
@@ -95,18 +95,20 @@ describe('the command line without a database', () => {
 });
 
 describe.runIf(services.postgres)('the command line on real Postgres', () => {
-  let database: TestDatabase;
-  let env: Record<string, string>;
-
-  beforeAll(async () => {
-    database = await createPostgresTestDatabase({ migrated: false });
-    env = { DATABASE_URL: database.url };
-  });
-  afterAll(async () => {
-    await database.close();
+  // Each test has a database of its own: the first migrates an empty one, the second needs a migrated one.
+  let databases: TestDatabase[] = [];
+  const givenDatabase = async (options: { migrated: boolean }) => {
+    const database = await createPostgresTestDatabase(options);
+    databases.push(database);
+    return { database, env: { DATABASE_URL: database.url } };
+  };
+  afterEach(async () => {
+    for (const database of databases) await database.close();
+    databases = [];
   });
 
   test('migrate, seed, then issue, list and revoke a key', async () => {
+    const { database, env } = await givenDatabase({ migrated: false });
     const migrated = await runCli(['migrate'], env);
     expect(migrated.code, migrated.stderr).toBe(0);
     const current = (await loadMigrations()).length;
@@ -148,6 +150,7 @@ describe.runIf(services.postgres)('the command line on real Postgres', () => {
   });
 
   test('a key cannot carry a scope no key may hold, nor be issued for a stranger', async () => {
+    const { env } = await givenDatabase({ migrated: true });
     const forbidden = await runCli(['keys', 'issue', '--workspace', 'ws_x', '--member', 'mem_x', '--scopes', 'orders.value:read'], env);
     expect(forbidden.code).toBe(2);
     expect(forbidden.stderr).toMatch(/no API key can hold the scope orders.value:read/);

@@ -20,6 +20,8 @@ type Started = Awaited<ReturnType<typeof startCli>>;
  * both ways), then comes back. Before the fix, each cut under load lost a pool slot per running
  * query until every request waited for good, /readyz stayed 200 and SIGTERM could not stop it.
  */
+const serving = /"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/;
+
 describe('Postgres outage under load: serve through a proxy', () => {
   let database: TestDatabase;
   let dataDir: string;
@@ -27,6 +29,27 @@ describe('Postgres outage under load: serve through a proxy', () => {
   let api: Started | undefined;
   let base: string;
   let key: string;
+  /** Every proxy and process started, the shared ones and a test's own, for the clean-up. */
+  const proxies: TcpProxy[] = [];
+  const processes: Started[] = [];
+
+  /** A proxy to Postgres and a `serve --roles api,projector` reaching the database only through it. */
+  const serveThroughProxy = async (): Promise<{ proxy: TcpProxy; api: Started; base: string }> => {
+    const target = new URL(testPostgresAdminUrl);
+    const own = await tcpProxy({ host: target.hostname, port: Number(target.port) });
+    proxies.push(own);
+    await own.start();
+    const viaProxy = new URL(database.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(own.port);
+    const started = await startCli(
+      ['serve', '--port', '0', '--roles', 'api,projector'],
+      { DATABASE_URL: viaProxy.toString(), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'info' },
+      serving,
+    );
+    processes.push(started);
+    return { proxy: own, api: started, base: `http://127.0.0.1:${serving.exec(started.output())?.[1] ?? ''}` };
+  };
 
   beforeAll(async () => {
     database = await createPostgresTestDatabase({ migrated: false });
@@ -40,25 +63,14 @@ describe('Postgres outage under load: serve through a proxy', () => {
     expect(issued.code, issued.stderr).toBe(0);
     key = z.object({ key: z.string() }).parse(JSON.parse(issued.stdout)).key;
 
-    const target = new URL(testPostgresAdminUrl);
-    proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
-    await proxy.start();
-    const viaProxy = new URL(database.url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    api = await startCli(
-      ['serve', '--port', '0', '--roles', 'api,projector'],
-      { DATABASE_URL: viaProxy.toString(), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'info' },
-      /"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/,
-    );
+    ({ proxy, api, base } = await serveThroughProxy());
     const waited = await runCli(['projections', 'wait', '--timeout', '60'], direct);
     expect(waited.code, waited.stderr).toBe(0);
-    base = `http://127.0.0.1:${/"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/.exec(api.output())?.[1] ?? ''}`;
   });
 
   afterAll(async () => {
-    if (api && api.child.exitCode === null && api.child.signalCode === null) api.child.kill('SIGKILL');
-    await proxy?.stop();
+    for (const started of processes) if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
+    for (const own of proxies) await own.stop();
     await database?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
@@ -84,8 +96,8 @@ describe('Postgres outage under load: serve through a proxy', () => {
   );
 
   test('SIGTERM while Postgres is partitioned and clients are waiting: the process ends', async () => {
-    const running = api;
-    if (running === undefined) throw new Error('not started');
+    // A process and proxy of its own: the process ends here, the outage tests need the shared one.
+    const { proxy, api: running, base } = await serveThroughProxy();
     const stop = new AbortController();
     const load = runLoad({ bases: [base], path: '/v1/orders?limit=50', key, clients: 24, stop: stop.signal });
     // Serving through the proxy, then cut off: queries sent into the partition are requests waiting.

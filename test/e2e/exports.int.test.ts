@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { newEvent, streams } from '../../src/events/index.js';
-import { failingPuts } from '../support/failingBlobStore.js';
+import { failingPuts, heldBuilds } from '../support/failingBlobStore.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { sql } from '../../src/platform/sql.js';
 import { testAsOf, type ApiTestBed } from '../support/apiTestBed.js';
@@ -95,22 +95,46 @@ describe('export jobs (in-process queue, local files)', () => {
   let otherKey: string;
   let prefix: string;
   const clock = fixedClock(new Date(Date.parse(testAsOf) + 9.5 * 3_600_000));
+  // Failures are injected into one export's file only, and its runs held until the test lets them
+  // go: builds other tests left running (or retrying) neither take the failure nor race the test.
   const storage = failingPuts();
+  const builds = heldBuilds();
 
-  const given = useApiBed({ scopes: ['analytics:read'], bed: { clock, wrapExportStore: storage.wrap } });
+  const given = useApiBed({ scopes: ['analytics:read'], bed: { clock, wrapExportStore: storage.wrap, wrapExportProcessor: builds.wrap } });
   beforeAll(async () => {
     ({ bed, key } = given);
     otherKey = await bed.issueKey(given.otherTenant, ['analytics:read']);
     prefix = key.slice(0, 12);
   });
 
+  /** Requests an export whose first `failures` file writes fail, armed before its first run starts. */
+  const requestFailingExport = async (failures: number): Promise<string> => {
+    const releaseFirstRuns = builds.hold((_, attempt) => attempt.number === 1);
+    try {
+      const exportId = await requestExport(bed, key);
+      storage.failFor(exportId, failures);
+      return exportId;
+    } finally {
+      releaseFirstRuns();
+    }
+  };
+
   test('a build that fails is marked failed with processing_error, retried automatically, and ends ready keeping the error', async () => {
-    storage.failNext(1);
-    const exportId = await requestExport(bed, key);
-    const { job, seen } = await pollUntilReady(bed, key, exportId);
-    const failed = seen.find((s) => s.status === 'failed');
-    expect(failed).toMatchObject({ status: 'failed', error: 'processing_error' });
-    expect(failed?.downloadUrl).toBeUndefined();
+    // The retry waits until the test has seen the job failed (else it may come and go between two polls).
+    let exportId = '';
+    const releaseRetry = builds.hold((task, attempt) => task.exportId === exportId && attempt.number > 1);
+    try {
+      exportId = await requestFailingExport(1);
+      const failed = await eventually(async () => {
+        const polled = await poll(bed, key, exportId);
+        expect(polled).toMatchObject({ status: 'failed', error: 'processing_error' });
+        return polled;
+      });
+      expect(failed.downloadUrl).toBeUndefined();
+    } finally {
+      releaseRetry();
+    }
+    const { job } = await pollUntilReady(bed, key, exportId);
     expect(job).toMatchObject({ status: 'ready', error: 'processing_error' });
     const file = await download(job.downloadUrl ?? '');
     expect(createHash('sha256').update(file.bytes).digest('hex')).toBe(job.checksum);
@@ -123,15 +147,14 @@ describe('export jobs (in-process queue, local files)', () => {
   });
 
   test('a build that fails every time ends failed after three runs', async () => {
-    storage.failNext(3);
-    const exportId = await requestExport(bed, key);
+    const exportId = await requestFailingExport(3);
     // The third failure is final: the job says failed once its audit line is written.
     await eventually(async () => {
       expect((await auditOf(bed, exportId)).filter((entry) => entry.action === 'export.failed')).toHaveLength(3);
       expect(await poll(bed, key, exportId)).toMatchObject({ status: 'failed', error: 'processing_error' });
     });
     expect((await auditOf(bed, exportId)).filter((entry) => entry.action === 'export.failed').map((entry) => entry.details.willRetry)).toEqual([true, true, false]);
-    expect(storage.pending()).toBe(0);
+    expect(storage.pendingFor(exportId)).toBe(0);
   });
 
   test('the CSV quotes and escapes labels taken from the data (an item renamed with commas, quotes and a line break)', async () => {

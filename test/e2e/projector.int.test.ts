@@ -208,6 +208,15 @@ describe('projections in a running service (small seed, real Postgres)', () => {
       await standby.stop();
     }
   }, 120_000);
+});
+
+// A database of its own: the poison event stays in the log, and would stop any later replay of it.
+describe('a poison event in a running service (small seed, real Postgres)', () => {
+  let seeded: Seeded | undefined;
+  beforeAll(async () => {
+    seeded = await seededDatabase('small', 12);
+  }, 120_000);
+  afterAll(async () => closeSeeded(seeded));
 
   test('a poison event is dead-lettered live (status and metrics show it) and stops a replay with its position', async () => {
     if (!seeded) throw new Error('no database');

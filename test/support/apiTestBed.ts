@@ -20,6 +20,7 @@ import { compareLogPositions, logStart, type EventStore, type LogPosition } from
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { issueKey, revokeKey } from '../../src/keys/keyIssuer.js';
 import type { BlobStore } from '../../src/exports/blobStore.js';
+import type { ExportProcessor } from '../../src/exports/exportQueue.js';
 import { composeApi, composeApp, type AssistantOverrides, type ComposedApi } from '../../src/main/apiComposition.js';
 import { composeExports, type ExportsRuntime } from '../../src/main/exportsComposition.js';
 import { systemClock, type Clock } from '../../src/platform/clock.js';
@@ -127,6 +128,8 @@ export async function createApiTestBed(
     env?: Readonly<Record<string, string>>;
     /** Wraps the export file store of the builds (to make one fail). */
     wrapExportStore?: (store: BlobStore) => BlobStore;
+    /** Wraps each export build (to hold one until the test lets it run). */
+    wrapExportProcessor?: (processor: ExportProcessor) => ExportProcessor;
     /** Runs BullMQ workers in this process when REDIS_URL is set (default true); false leaves jobs queued. */
     exportWorker?: boolean;
     /**
@@ -214,6 +217,7 @@ export async function createApiTestBed(
       clock,
       schedule: false,
       ...(options.wrapExportStore === undefined ? {} : { wrapStore: options.wrapExportStore }),
+      ...(options.wrapExportProcessor === undefined ? {} : { wrapProcessor: options.wrapExportProcessor }),
     });
     // Composed as `serve` composes it (metered budget, metrics, routing); only readiness is the bed's own.
     const registry = new Registry();
