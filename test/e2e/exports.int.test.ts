@@ -358,6 +358,9 @@ describe('export request while Redis is down (BullMQ queue)', () => {
     const ready = await requestExport(bed, key);
     expect((await pollUntilReady(bed, key, ready)).job.status).toBe('ready');
     const jobsBefore = await jobRows(bed);
+    // What this test adds to the audit trail and the log (the partition test may have run first).
+    const failuresBefore = await scheduleFailures();
+    const logsBefore = bed.logs.length;
 
     await proxy.stop();
     const refused = await postExport(bed, key, { body: '{"period":"weekly"}' });
@@ -369,10 +372,11 @@ describe('export request while Redis is down (BullMQ queue)', () => {
     expect(refused.headers.get('location')).toBeNull();
     expect(await jobRows(bed)).toBe(jobsBefore);
     const failures = await bed.database.pool.any(sql.type(z.object({ actor: z.string(), requestId: z.string().nullable(), details: z.record(z.unknown()) }))`
-      SELECT actor, request_id AS "requestId", details FROM audit_trail WHERE action = 'export.schedule_failed'
+      SELECT actor, request_id AS "requestId", details FROM audit_trail WHERE action = 'export.schedule_failed' AND request_id = ${String(problem.requestId)}
     `);
     expect(failures).toEqual([{ actor: prefix, requestId: problem.requestId, details: { reason: 'schedule_failed', reportType: 'briefing', period: 'weekly' } }]);
-    const logged = bed.logs.map((line) => JSON.parse(line) as Json).filter((line) => line.reason === 'schedule_failed');
+    expect(await scheduleFailures()).toBe(failuresBefore + 1);
+    const logged = bed.logs.slice(logsBefore).map((line) => JSON.parse(line) as Json).filter((line) => line.reason === 'schedule_failed');
     expect(logged).toHaveLength(1);
     expect(logged[0]?.requestId).toBe(problem.requestId);
 
