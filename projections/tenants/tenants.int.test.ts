@@ -115,11 +115,14 @@ describe('tenants projection', () => {
   });
 
   it('dead-letters changes to unknown members and workspaces and a foreign workspace id, and applies the rest', async () => {
+    // Its own workspace and members, so what it finds is what it set up whatever ran before.
+    const foreign = 'tenant-foreign';
+    await bed.project([event('WorkspaceCreated', { workspaceId: foreign, name: 'Praxis Süd' }, { tenantId: foreign }), joined('m-twice-joined')]);
     const letters = await bed.project([
       event('MemberSuspended', { memberId: 'm-missing' }),
       event('WorkspaceSuspended', { workspaceId: 'tenant-missing' }, { tenantId: 'tenant-missing' }),
-      event('WorkspaceSuspended', { workspaceId: otherTenant }),
-      joined('m-joined'),
+      event('WorkspaceSuspended', { workspaceId: foreign }),
+      joined('m-twice-joined'),
       rawEvent('MemberJoined', { memberId: 'm-bad' }),
       joined('m-after'),
     ]);
@@ -132,12 +135,25 @@ describe('tenants projection', () => {
     ]);
     expect(letters[0]?.error).toMatch(/1 row\(s\) expected, 0 found/);
     expect(letters[1]?.error).toMatch(/1 row\(s\) expected, 0 found/);
-    expect(letters[2]?.error).toMatch(/workspace tenant-b in an event of tenant tenant-a/);
+    expect(letters[2]?.error).toMatch(/workspace tenant-foreign in an event of tenant tenant-a/);
     expect(await memberAccess(bed.pool, testTenant, 'm-after')).toEqual({ status: 'active', permissions: ['orders.read'] });
-    expect(await tenantStatus(bed.pool, otherTenant)).toEqual({ status: 'active' });
+    expect(await tenantStatus(bed.pool, foreign)).toEqual({ status: 'active' });
   });
 
   it('gives the same tables one event at a time as in batches', async () => {
+    // Its own events, so the comparison covers workspaces and members whatever ran before.
+    const tenantId = 'tenant-digest';
+    const t = { tenantId };
+    await bed.project(
+      [
+        event('WorkspaceCreated', { workspaceId: tenantId, name: 'Clínica Digest' }, t),
+        joined('m-digest', ['orders.read'], tenantId),
+        event('MemberSuspended', { memberId: 'm-digest' }, t),
+        event('MemberReactivated', { memberId: 'm-digest' }, t),
+        event('WorkspaceSuspended', { workspaceId: tenantId }, t),
+      ],
+      { batchSize: 2 },
+    );
     for (const row of await bed.oneByOneDigestsMatch()) expect(row.oneByOne, row.table).toBe(row.batched);
   });
 });
