@@ -1,17 +1,10 @@
-import { tcpProxy } from './tcpProxy.js';
+import { tcpProxy, type TcpProxy } from './tcpProxy.js';
 import { testRedisUrl } from './services.js';
 
 export { refusingPort } from './tcpProxy.js';
 
-export type RedisProxy = {
-  readonly url: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Silence both ways (tcpProxy's partition); `heal` then `start` ends it. */
-  partition(): void;
-  heal(): void;
-  refusedConnections(): number;
-};
+/** tcpProxy's controls, with the proxy's address as a Redis URL. */
+export type RedisProxy = Pick<TcpProxy, 'start' | 'stop' | 'partition' | 'heal' | 'refusedConnections'> & { readonly url: string };
 
 /** A TCP proxy to the real Redis that can be taken down and brought back, so the shared server is never stopped. It starts down. */
 export async function redisProxy(): Promise<RedisProxy> {
