@@ -12,7 +12,7 @@ import { writeState } from './writeState.js';
  *
  * A batch loads the rows its events touch (a few queries, whatever the batch size), folds the
  * events in log order in memory, and writes each table back with one multi-row statement (a
- * rebuild folds several batches of the log before each write: Projection.folding). A
+ * rebuild folds several batches of the log before each write: Projection.fold). A
  * rebuild keeps the rows between batches (at most `rowsKept` a table, the least recently used go
  * first) and reads only those it does not hold; while it holds every row (it began on empty tables
  * and has dropped none) it reads nothing.
@@ -73,7 +73,7 @@ export function createAnalyticsProjection(options: { readonly rowsKept?: number 
     version: 1,
     tables: analyticsTables,
     handles: handledEvents,
-    folding,
+    fold: folding,
   };
 }
 

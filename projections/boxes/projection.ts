@@ -104,7 +104,7 @@ export const boxesProjection: Projection = {
   version: 3,
   tables,
   handles: ['BoxRegistered', 'BoxStatusChanged', 'StockMovementRecorded'],
-  folding: boxesFolding,
+  fold: boxesFolding,
 };
 
 /** One INSERT of the boxes registered, one UPDATE of the others' combined patches. */

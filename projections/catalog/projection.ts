@@ -118,7 +118,7 @@ export const catalogProjection: Projection = {
   version: 1,
   tables,
   handles: ['CatalogCategoryDefined', 'CatalogCategoryRenamed', 'CatalogItemDefined', 'CatalogItemRevised', 'CatalogItemStatusChanged', 'CatalogItemCostRecorded'],
-  folding: catalogFolding,
+  fold: catalogFolding,
 };
 
 /** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */

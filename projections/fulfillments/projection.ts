@@ -154,7 +154,7 @@ export const fulfillmentsProjection: Projection = {
     'FulfillmentReceived',
     'FulfillmentClosed',
   ],
-  folding: fulfillmentsFolding,
+  fold: fulfillmentsFolding,
 };
 
 const existingFulfillmentRow = z.object({

@@ -75,7 +75,7 @@ export const locationsProjection: Projection = {
   version: 1,
   tables,
   handles: ['ClinicOpened', 'ClinicRenamed', 'ClinicStatusChanged', 'WarehouseOpened', 'WarehouseStatusChanged'],
-  folding: locationsFolding,
+  fold: locationsFolding,
 };
 
 /** One INSERT of the rows created, one UPDATE of the others' combined patches, per table. */

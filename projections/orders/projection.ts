@@ -188,7 +188,7 @@ export const ordersProjection: Projection = {
   version: 3,
   tables,
   handles: handledEvents,
-  folding: ordersFolding,
+  fold: ordersFolding,
 };
 
 /**

@@ -1,17 +1,9 @@
-import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql } from '../../src/platform/sql.js';
-import {
-  ProjectionInvariantError,
-  type BulkValue,
-  type Projection,
-  type ProjectedEvent,
-  type ProjectionContext,
-  type TableDefinition,
-} from '../../src/projecting/projection.js';
+import { insertOnlyFolding, ProjectionInvariantError, type ColumnValue, type Projection, type ProjectedEvent, type TableDefinition } from '../../src/projecting/projection.js';
 import { rowKey } from '../../src/projecting/rowChanges.js';
 import { outputOnlyColumns } from '../shared/outputOnlyColumns.js';
 
-/** The columns of a movement row, in the order of movementRows' values, with their types for unnest. */
+/** The columns of a movement row, in the order of movementRows' values, with their types. */
 const movementColumns = [
   ['tenant_id', 'text'],
   ['movement_id', 'text'],
@@ -79,53 +71,17 @@ const tables: readonly TableDefinition[] = [
 ];
 
 /**
- * The append-only ledger of every box: one row per StockMovementRecorded, never changed. A rebuild
- * on Postgres loads the rows with COPY (bulkRows); live batches insert them with `apply`.
+ * The append-only ledger of every box: one row per StockMovementRecorded, never changed. Live
+ * batches insert the rows; a rebuild on Postgres loads them with COPY or from the log.
  */
 export const stockMovementsProjection: Projection = {
   name: 'stock_movements',
   version: 1,
   tables,
   handles: ['StockMovementRecorded'],
-  bulkRows: {
-    table: 'stock_movements',
-    columns: movementColumns.map(([name]) => name),
-    rowsOf: movementRows,
-    fromLog: movementsFromLog(),
-  },
-  apply: async (events, context) => {
-    const rows = movementRows(events);
-    if (rows.length === 0) return;
-    try {
-      await insertMovements(context, rows);
-    } catch (error) {
-      // The only unique key is the movement id: a movement recorded again in a later batch.
-      if (error instanceof UniqueIntegrityConstraintViolationError) {
-        const detail = error.cause !== undefined && 'detail' in error.cause && typeof error.cause.detail === 'string' ? `: ${error.cause.detail}` : '';
-        throw new ProjectionInvariantError(`stock movement recorded twice${detail}`);
-      }
-      throw error;
-    }
-  },
+  // The only unique key is the movement id: a row it refuses is a movement recorded again in a later batch.
+  fold: insertOnlyFolding({ table: 'stock_movements', columns: movementColumns, rowsOf: movementRows, duplicate: 'stock movement recorded twice', fromLog: movementsFromLog() }),
 };
-
-/**
- * A plain INSERT, not ON CONFLICT DO NOTHING plus a row count: this table takes most rows of a
- * rebuild, and the speculative insertion costs about 15 % more; the unique key still refuses a
- * repeated movement id, which then dead-letters.
- */
-async function insertMovements({ db, table }: ProjectionContext, rows: readonly (readonly BulkValue[])[]): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    INSERT INTO ${table('stock_movements')} (${sql.join(
-      movementColumns.map(([name]) => sql.identifier([name])),
-      sql.fragment`, `,
-    )})
-    SELECT * FROM ${sql.unnest(
-      rows,
-      movementColumns.map(([, type]) => type),
-    )}
-  `);
-}
 
 /**
  * movementRows in SQL, over the log table: the data's fields as the JSON holds them (`->>` gives
@@ -161,8 +117,8 @@ function movementsFromLog() {
 }
 
 /** The rows of the batch's movements in column order; a movement id twice in the batch is refused. */
-function movementRows(events: readonly ProjectedEvent[]): (readonly BulkValue[])[] {
-  const rows: (readonly BulkValue[])[] = [];
+function movementRows(events: readonly ProjectedEvent[]): (readonly ColumnValue[])[] {
+  const rows: (readonly ColumnValue[])[] = [];
   const seen = new Set<string>();
   for (const event of events) {
     if (event.type !== 'StockMovementRecorded') continue;

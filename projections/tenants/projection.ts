@@ -91,7 +91,7 @@ export const tenantsProjection: Projection = {
   version: 1,
   tables,
   handles: ['WorkspaceCreated', 'WorkspaceSuspended', 'WorkspaceReactivated', 'MemberJoined', 'MemberSuspended', 'MemberReactivated', 'MemberRemoved'],
-  folding: tenantsFolding,
+  fold: tenantsFolding,
   governsAccess: true,
 };
 

@@ -6,7 +6,7 @@ import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
 import { commitLocally, commitToStandbys } from '../platform/db.js';
 import { advanceCheckpoints, advanced, tableResolver, type CheckpointAdvance, type Generation } from './generations.js';
-import { applyOf, type ProjectedEvent, type Projection, type RebuildMemory } from './projection.js';
+import { applyFold, type ProjectedEvent, type Projection, type RebuildMemory } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 export type BatchTarget = {
@@ -299,7 +299,7 @@ async function applyToTarget(
   const { rebuild } = target;
   const apply = async (events: readonly ProjectedEvent[]) => {
     try {
-      await tx.transaction((db) => applyOf(target.projection)(events, { db, table, rebuild }));
+      await tx.transaction((db) => applyFold(target.projection.fold)(events, { db, table, rebuild }));
     } catch (error) {
       // The savepoint rolled back what the memory may already hold.
       rebuild?.forget();

@@ -8,7 +8,7 @@ import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget } from './applyBatch.js';
 import { BulkLoader } from './bulkLoad.js';
 import { CheckpointConflictError, createGeneration, deferredIndexStatements, loadGenerations } from './generations.js';
-import { ProjectionInvariantError, type Projection, type ProjectedEvent } from './projection.js';
+import { insertOnlyFolding, ProjectionInvariantError, type InsertedRows, type Projection, type ProjectedEvent } from './projection.js';
 import { applyReplayBatch } from './sideBySide.js';
 
 /** Clinic openings at seq 1, 2, … (tx 1), named as given. */
@@ -24,13 +24,25 @@ const poisonName = 'poison';
 /** A name the table refuses (its CHECK), which the projection's own code lets through. */
 const refusedByTable = 'refused by the table';
 
-/** An insert-only projection of clinic names; counts the batches that went through `apply`. */
+/** An insert-only projection of clinic names; counts the batches Node inserted (not by COPY). */
 function namesProjection(name: string) {
   const calls = { apply: 0 };
   const rowOf = (e: ProjectedEvent) => {
     if (e.type !== 'ClinicOpened') throw new Error('unexpected event');
     if (e.data.name === poisonName) throw new ProjectionInvariantError(`clinic ${e.data.clinicId} is poison`);
     return [e.tenantId, e.position.seq, e.data.name, e.data.name.length % 2 === 0, null] as const;
+  };
+  const names: InsertedRows = {
+    table: 'names',
+    columns: [
+      ['tenant_id', 'text'],
+      ['seq', 'int8'],
+      ['name', 'text'],
+      ['even', 'bool'],
+      ['note', 'text'],
+    ],
+    rowsOf: (events) => events.map(rowOf),
+    duplicate: 'name recorded twice',
   };
   const projection: Projection = {
     name,
@@ -46,16 +58,16 @@ function namesProjection(name: string) {
         ],
       },
     ],
-    bulkRows: { table: 'names', columns: ['tenant_id', 'seq', 'name', 'even', 'note'], rowsOf: (events) => events.map(rowOf) },
-    apply: async (events, { db, table }) => {
-      calls.apply += 1;
-      const rows = events.map(rowOf);
-      await db.query(sql.typeAlias('void')`
-        INSERT INTO ${table('names')} SELECT * FROM ${sql.unnest(rows, ['text', 'int8', 'text', 'bool', 'text'])}
-      `);
+    fold: {
+      rows: names,
+      // Begun only for rows Node inserts itself (a COPY lane takes the rows, not the fold).
+      begin: (context) => {
+        calls.apply += 1;
+        return insertOnlyFolding(names).begin(context);
+      },
     },
   };
-  return { projection, calls };
+  return { projection, names, calls };
 }
 
 const nameRow = z.object({ seq: z.bigint(), name: z.string(), even: z.boolean(), note: z.string().nullable() });
@@ -118,8 +130,11 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
   });
 
   test('a load from the log commits chunk by chunk, each with its checkpoint; a load that fails resumes from the last chunk that committed', async () => {
-    const { projection, calls } = namesProjection('bulk_from_log');
-    const fromLog = { ...projection, bulkRows: { ...projection.bulkRows, table: 'names', columns: ['tenant_id', 'seq', 'name', 'even', 'note'], rowsOf: () => [], fromLog: sql.fragment`e.tenant_id, e.global_position, e.data->>'name', length(e.data->>'name') % 2 = 0, NULL` } } satisfies Projection;
+    const { projection, names: rows, calls } = namesProjection('bulk_from_log');
+    const fromLog = {
+      ...projection,
+      fold: insertOnlyFolding({ ...rows, rowsOf: () => [], fromLog: sql.fragment`e.tenant_id, e.global_position, e.data->>'name', length(e.data->>'name') % 2 = 0, NULL` }),
+    } satisfies Projection;
     // The log's head read directly (the store's head stops short of what other databases' open transactions may still see).
     const headOf = async (): Promise<LogHead> => {
       const last = await pool().one(sql.type(z.object({ tx: z.string(), seq: z.bigint(), recordedAt: z.string(), count: z.bigint() }))`

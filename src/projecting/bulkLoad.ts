@@ -21,7 +21,7 @@ import {
   tableResolver,
   type CheckpointAdvance,
 } from './generations.js';
-import { ProjectionInvariantError, type BulkRows, type ProjectedEvent } from './projection.js';
+import { ProjectionInvariantError, type InsertedRows, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 /**
@@ -46,8 +46,8 @@ export function bulkLoadOf(database: Pick<Database, 'kind' | 'connectionUri'>): 
 }
 
 /**
- * A rebuild's COPY lanes. A projection with `bulkRows` (insert-only, one row per event) does not
- * go through `apply` while it folds a rebuild: its rows stream with `COPY … FROM STDIN` into the
+ * A rebuild's COPY lanes. An insert-only projection (insertOnlyFolding: one row per event) does not
+ * insert its rows while it folds a rebuild: its rows stream with `COPY … FROM STDIN` into the
  * generation's table, which has no index yet (they come after the load), on a pg client of its
  * own, and commit with the checkpoint (open); or Postgres loads them from the log (loadFromLog).
  * A replay that applies batch by batch (to name an event at fault) applies them through `apply`.
@@ -66,7 +66,7 @@ export class BulkLoader {
 
   /** Whether `target` rebuilds through this loader. */
   loads(target: BatchTarget): boolean {
-    return target.projection.bulkRows !== undefined;
+    return target.projection.fold.rows !== undefined;
   }
 
   /**
@@ -76,7 +76,7 @@ export class BulkLoader {
    * transaction. A refusal is thrown like any other failure: the caller replays batch by batch.
    */
   async open(target: BatchTarget): Promise<OpenCopy> {
-    const bulk = target.projection.bulkRows;
+    const bulk = target.projection.fold.rows;
     if (bulk === undefined) throw new Error(`projection ${target.projection.name} has no bulk rows`);
     const client = await this.client();
     let settled = false;
@@ -134,7 +134,7 @@ export class BulkLoader {
 
   /**
    * A rebuild of an insert-only projection that Postgres does by itself, when the log is in the
-   * same database (BulkRows.fromLog): `INSERT … SELECT` of every handled event up to `head`, in
+   * same database (InsertedRows.fromLog): `INSERT … SELECT` of every handled event up to `head`, in
    * transactions of `chunkEvents` events of the log each, every one moving the checkpoint past
    * them (a killed replay resumes from the last one that committed, as Node's folds do); then the
    * table's deferred indexes and its statistics. Node neither reads nor sends a row of it, so it
@@ -153,7 +153,7 @@ export class BulkLoader {
     typesChecked = false,
     chunkEvents = logLoadChunkEvents,
   ): Promise<BatchTarget> {
-    const bulk = target.projection.bulkRows;
+    const bulk = target.projection.fold.rows;
     const select = bulk?.fromLog;
     if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
     const schemaName = target.generation.schemaName;
@@ -292,13 +292,13 @@ async function begin(client: pg.Client): Promise<void> {
 }
 
 /** `COPY … FROM STDIN` into the bulk table of the target's generation, its columns in the rows' order. */
-function copyStatement(target: BatchTarget, bulk: BulkRows): string {
+function copyStatement(target: BatchTarget, bulk: InsertedRows): string {
   return driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columnList(bulk)}) FROM STDIN`);
 }
 
-function columnList(bulk: BulkRows) {
+function columnList(bulk: InsertedRows) {
   return sql.join(
-    bulk.columns.map((column) => sql.identifier([column])),
+    bulk.columns.map(([column]) => sql.identifier([column])),
     sql.fragment`, `,
   );
 }

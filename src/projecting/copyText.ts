@@ -1,11 +1,11 @@
-import type { BulkValue } from './projection.js';
+import type { ColumnValue } from './projection.js';
 
 /**
  * Rows in COPY's text format (one line a row, tab between columns, `\N` for NULL), for
  * `COPY … FROM STDIN`. Text is escaped as COPY reads it back: backslash, and the tab, newline and
  * carriage return that would otherwise end a column or a row.
  */
-export function copyText(rows: readonly (readonly BulkValue[])[]): string {
+export function copyText(rows: readonly (readonly ColumnValue[])[]): string {
   let text = '';
   for (const row of rows) {
     let line = '';
@@ -21,7 +21,7 @@ export function copyText(rows: readonly (readonly BulkValue[])[]): string {
 const needsEscape = /[\\\t\n\r]/;
 const escapes: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-function copyValue(value: BulkValue): string {
+function copyValue(value: ColumnValue): string {
   if (value === null) return '\\N';
   if (typeof value === 'string') return needsEscape.test(value) ? value.replace(/[\\\t\n\r]/g, (character) => escapes[character] ?? character) : value;
   if (typeof value === 'boolean') return value ? 't' : 'f';

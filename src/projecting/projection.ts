@@ -1,4 +1,5 @@
-import type { CommonQueryMethods, DatabaseTransactionConnection, FragmentSqlToken, IdentifierSqlToken, QuerySqlToken } from 'slonik';
+import { UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabaseTransactionConnection, type FragmentSqlToken, type IdentifierSqlToken, type QuerySqlToken } from 'slonik';
+import { sql } from '../platform/sql.js';
 import type { EventEnvelope, EventType } from '../events/index.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
 
@@ -82,45 +83,29 @@ export type TableDefinition = {
 };
 
 /**
- * A read model: the events it handles and how a batch of them changes its tables. `apply` must
- * give the same rows whether events arrive in one batch or one at a time (replays and crash
- * recovery cut batches differently), take every value from the events (never the wall clock),
- * and throw ProjectionInvariantError when an event does not fit the rows (for example an update
- * of a row that does not exist): the runtime then isolates the event and dead-letters it.
+ * A read model, as one value: its name, version, tables, the events it handles and its fold. The
+ * live projector, the rebuild, status and readiness all take what they need from it.
+ *
+ * The fold must give the same rows whether events arrive in one batch or one at a time (replays
+ * and crash recovery cut batches differently), take every value from the events (never the wall
+ * clock), and throw ProjectionInvariantError when an event does not fit the rows (for example an
+ * update of a row that does not exist): the runtime then isolates the event and dead-letters it.
  */
-export type Projection = ProjectionDeclaration &
-  (
-    | {
-        /**
-         * How a batch changes the tables as a fold of the events in memory followed by one write of what
-         * they changed; live batches apply it batch by batch (applyOf). A rebuild on Postgres folds many
-         * batches of the log into one FoldedChanges before it writes it, so that a row that changes all
-         * through the log (a box's balance, a stock level) is written once a write instead of once a
-         * batch, and each batch's events are let go as soon as they are folded.
-         */
-        readonly folding: Folding;
-        readonly apply?: undefined;
-      }
-    | {
-        /** How a batch changes the tables, for a projection that does not fold (the ledger: bulkRows). */
-        readonly apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>;
-        readonly folding?: undefined;
-      }
-  );
-
-/** What every read model declares besides how it changes its tables. */
-export type ProjectionDeclaration = {
+export type Projection = {
   readonly name: string;
-  /**
-   * Present when the projection's rows are only ever inserted, one list of column values per
-   * event, into one table: a rebuild on Postgres then loads them with COPY (BulkLoader) instead of
-   * through `apply`, which stays the path of live batches and of an event a COPY refused.
-   */
-  readonly bulkRows?: BulkRows;
   /** Bump when tables or their meaning change: the active generation is then outdated. */
   readonly version: number;
   readonly tables: readonly TableDefinition[];
   readonly handles: readonly EventType[];
+  /**
+   * How events change the tables: folded in memory, then written at once. A live batch folds its
+   * events and writes them with its checkpoint; a rebuild folds many batches of the log before each
+   * write, so that a row that changes all through the log (a box's balance) is written once a write
+   * rather than once a batch, and each batch's events are let go as soon as they are folded.
+   * `inMemoryFolding` builds one from three functions; `insertOnlyFolding` from the rows of an
+   * insert-only table (which a rebuild on Postgres then loads with COPY).
+   */
+  readonly fold: Folding;
   /**
    * The projection decides who may read (tenant and member statuses, checked with every key): a
    * live batch that applies any of its events commits with `synchronous_commit = remote_apply`,
@@ -137,10 +122,12 @@ export type FoldContext = {
   readonly rebuild?: RebuildMemory;
 };
 
-/** A projection's changes as a fold in memory (Projection.folding). */
+/** A projection's changes as a fold in memory (Projection.fold). */
 export type Folding = {
   /** The changes of the next write, empty (a rebuild's memory keeps the rows it holds). */
   readonly begin: (context: FoldContext) => Promise<FoldedChanges>;
+  /** Present when the changes are only ever inserted rows, one list of values per event (insertOnlyFolding). */
+  readonly rows?: InsertedRows;
 };
 
 export type FoldedChanges = {
@@ -175,12 +162,8 @@ export function inMemoryFolding<Changes>(
   };
 }
 
-/** How a batch changes the projection's tables: its `apply`, or its fold (begin, fold the batch, write). */
-export function applyOf(projection: Projection): (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void> {
-  return projection.apply ?? applyByFolding(projection.folding);
-}
-
-function applyByFolding(folding: Folding): (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void> {
+/** How a batch changes the projection's tables: its fold begun, the batch folded in, written. */
+export function applyFold(folding: Folding): (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void> {
   return async (events, context) => {
     const changes = await folding.begin(context);
     await changes.fold(events);
@@ -188,20 +171,22 @@ function applyByFolding(folding: Folding): (events: readonly ProjectedEvent[], c
   };
 }
 
-/** A value of a bulk-loaded column: text, a number, a bigint, a boolean, or NULL. */
-export type BulkValue = string | number | bigint | boolean | null;
+/** A value of an inserted column: text, a number, a bigint, a boolean, or NULL. */
+export type ColumnValue = string | number | bigint | boolean | null;
 
-/** The rows of an insert-only projection (Projection.bulkRows). */
-export type BulkRows = {
+/** The rows of an insert-only projection (insertOnlyFolding). */
+export type InsertedRows = {
   /** The table the rows go to (one of the projection's tables). */
   readonly table: string;
-  /** Column names in the order of each row's values. */
-  readonly columns: readonly string[];
+  /** Column names and their Postgres types, in the order of each row's values. */
+  readonly columns: readonly (readonly [name: string, type: string])[];
   /**
    * The rows of a batch's handled events, in log order. Throws ProjectionInvariantError when the
-   * batch itself contradicts the table (a key twice), as `apply` would.
+   * batch itself contradicts the table (a key twice).
    */
-  readonly rowsOf: (events: readonly ProjectedEvent[]) => readonly (readonly BulkValue[])[];
+  readonly rowsOf: (events: readonly ProjectedEvent[]) => readonly (readonly ColumnValue[])[];
+  /** What a row the table's unique key refuses means (a row recorded twice): the invariant error's message. */
+  readonly duplicate: string;
   /**
    * The same rows as a select list over the log table (`events AS e`, one row per handled event),
    * for a rebuild that Postgres loads by itself when the log is in the same database
@@ -210,6 +195,42 @@ export type BulkRows = {
    */
   readonly fromLog?: FragmentSqlToken;
 };
+
+/**
+ * The fold of a projection whose rows are only ever inserted, one list of column values per event,
+ * into one table. Live batches insert them with one statement; a rebuild on Postgres streams them
+ * with COPY (BulkLoader) into a table whose indexes come after the load. The insert is plain, not
+ * ON CONFLICT DO NOTHING with a row count (the speculative insertion costs about 15 % more): the
+ * table's unique key refuses a row recorded twice, which then dead-letters.
+ */
+export function insertOnlyFolding(rows: InsertedRows): Folding {
+  const columns = sql.join(
+    rows.columns.map(([name]) => sql.identifier([name])),
+    sql.fragment`, `,
+  );
+  const types = rows.columns.map(([, type]) => type);
+  return {
+    rows,
+    begin: async () => {
+      const pending: (readonly ColumnValue[])[] = [];
+      return {
+        fold: async (events) => {
+          for (const row of rows.rowsOf(events)) pending.push(row);
+        },
+        write: async ({ db, table }) => {
+          if (pending.length === 0) return;
+          try {
+            await db.query(sql.typeAlias('void')`INSERT INTO ${table(rows.table)} (${columns}) SELECT * FROM ${sql.unnest(pending, types)}`);
+          } catch (error) {
+            if (!(error instanceof UniqueIntegrityConstraintViolationError)) throw error;
+            const detail = error.cause !== undefined && 'detail' in error.cause && typeof error.cause.detail === 'string' ? `: ${error.cause.detail}` : '';
+            throw new ProjectionInvariantError(`${rows.duplicate}${detail}`);
+          }
+        },
+      };
+    },
+  };
+}
 
 export class ProjectionInvariantError extends Error {
   constructor(message: string) {

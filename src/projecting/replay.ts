@@ -46,19 +46,19 @@ export type ReplayOptions = {
    */
   readonly parallelism?: number;
   /**
-   * Real Postgres: where insert-only projections (Projection.bulkRows) load their rows with COPY
+   * Real Postgres: where insert-only projections (insertOnlyFolding) load their rows with COPY
    * on connections of their own. Absent (PGlite): every projection goes through `apply`.
    */
   readonly bulkLoad?: BulkLoadOptions;
   /**
    * With several lanes (parallelism > 1): events of the log a folding projection
-   * (Projection.folding) folds in memory before each write. Default `defaultFoldEvents`; 0 applies
+   * (every projection) folds in memory before each write. Default `defaultFoldEvents`; 0 applies
    * every batch on its own.
    */
   readonly foldEvents?: number;
   /**
    * With `bulkLoad`, a log in the same database and the trusted decode: insert-only projections
-   * that can (BulkRows.fromLog) are loaded by Postgres itself (BulkLoader.loadFromLog) beside the
+   * that can (InsertedRows.fromLog) are loaded by Postgres itself (BulkLoader.loadFromLog) beside the
    * others. Default true; false loads every projection through Node.
    */
   readonly loadFromLog?: boolean;
@@ -161,9 +161,13 @@ async function replayOnce(options: ReplayOptions): Promise<ReplayResult> {
       if (taken.length !== names.length) throw new ReplayBusyError(names.filter((name) => !taken.includes(name)));
       const prepared = await prepareGenerations(options);
       try {
+        const step = stepTimer(options.logger, started);
         const loaded = await loadLog(options, prepared);
+        step('replay loaded the log', { events: loaded.seen });
         await buildIndexes(options, loaded.byNode, prepared.resumed);
+        step('replay built the indexes and statistics');
         const switched = await switchReaders(options, loaded.targets);
+        step('replay switched readers', { caughtUp: switched.caughtUp });
         const result: ReplayResult = {
           events: loaded.seen + switched.caughtUp,
           resumedAtEvents: loaded.resumedAtEvents,
@@ -240,7 +244,12 @@ async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Load
       if (bulk === undefined) throw new Error('loading from the log needs the bulk loader');
       // Node's decode reads every event from logFrom on, and stops at a type it does not know.
       const typesChecked = byNode.length > 0 && compareLogPositions(logFrom, target.generation.checkpoint) <= 0;
-      const load = indexesToBuild(pool, target, prepared.resumed).then((indexes) => bulk.loadFromLog(target, head, indexes, typesChecked));
+      const load = indexesToBuild(pool, target, prepared.resumed)
+        .then((indexes) => bulk.loadFromLog(target, head, indexes, typesChecked))
+        .then((loadedTarget) => {
+          logger.debug({ projection: target.projection.name }, 'replay: Postgres loaded a projection from the log');
+          return loadedTarget;
+        });
       load.catch(() => undefined);
       return load;
     });
@@ -268,6 +277,7 @@ async function loadLog(options: ReplayOptions, prepared: Prepared): Promise<Load
       });
       byNode = folded.targets;
       seen = resumedAtEvents + folded.events;
+      logger.debug({ events: folded.events }, 'replay: Node folded the log');
     }
     const loaded = await Promise.all(loading);
     loading = [];
@@ -362,7 +372,7 @@ async function cleanUp(options: ReplayOptions, targets: readonly BatchTarget[], 
 }
 
 /**
- * The targets Postgres loads from the log itself: insert-only projections with BulkRows.fromLog,
+ * The targets Postgres loads from the log itself: insert-only projections with InsertedRows.fromLog,
  * when there are COPY lanes (real Postgres), the log is in the same database, the decode is the
  * trusted one (a strict replay decodes every event in Node) and the projection has no dead-lettered
  * event (the ordinary path deals with those one by one).
@@ -371,7 +381,7 @@ async function loadableFromLog(pool: DatabasePool, options: ReplayOptions, targe
   if (options.bulkLoad === undefined || options.strict === true || options.loadFromLog === false || options.eventStore.readAllOn === undefined) return [];
   const loadable: BatchTarget[] = [];
   for (const target of targets) {
-    if (target.projection.bulkRows?.fromLog === undefined) continue;
+    if (target.projection.fold.rows?.fromLog === undefined) continue;
     if ((await deadLetteredEventIds(pool, [target.projection.name])).size > 0) continue;
     loadable.push(target);
   }
@@ -437,6 +447,16 @@ async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projec
     );
   }
   return resumable;
+}
+
+/** Logs the end of each step of a replay with its seconds and the replay's so far. */
+function stepTimer(logger: Logger, started: number): (message: string, fields?: Record<string, unknown>) => void {
+  let last = performance.now();
+  return (message, fields = {}) => {
+    const now = performance.now();
+    logger.info({ ...fields, stepSeconds: Math.round(now - last) / 1000, seconds: Math.round(now - started) / 1000 }, message);
+    last = now;
+  };
 }
 
 /** Transactions a replay runs side by side: at most one a projection. */

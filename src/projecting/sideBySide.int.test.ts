@@ -7,7 +7,7 @@ import type { RecordedEvent } from '../eventStore/eventStore.js';
 import { sql } from '../platform/sql.js';
 import { decodeBatch, ReplayPoisonError, type BatchTarget, type DecodedBatch } from './applyBatch.js';
 import { createGeneration, loadGenerations } from './generations.js';
-import { ProjectionInvariantError, type Folding, type Projection } from './projection.js';
+import { ProjectionInvariantError, type Folding, type Projection, type ProjectedEvent, type ProjectionContext } from './projection.js';
 import { applyLogSideBySide, FoldedBatchesError } from './sideBySide.js';
 
 const batches = 12;
@@ -36,6 +36,21 @@ const seenTables: Projection['tables'] = [
   },
 ];
 
+/** A fold that applies each write's events as one batch. */
+function applying(apply: (events: readonly ProjectedEvent[], context: ProjectionContext) => Promise<void>): Folding {
+  return {
+    begin: async () => {
+      const folded: ProjectedEvent[] = [];
+      return {
+        fold: async (events) => {
+          folded.push(...events);
+        },
+        write: (context) => apply(folded, context),
+      };
+    },
+  };
+}
+
 /** A projection that records each event's position, and which batches it applied in what order. */
 function recordingProjection(name: string, options: { delayMs: number; failAtSeq?: number }) {
   const applied: number[] = [];
@@ -45,7 +60,7 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
     version: 1,
     handles: ['ClinicOpened'],
     tables: seenTables,
-    apply: async (events, { db, table }) => {
+    fold: applying(async (events, { db, table }) => {
       const first = Number(events[0]?.position.seq ?? 0);
       if (options.failAtSeq !== undefined && events.some((e) => Number(e.position.seq) === options.failAtSeq)) {
         throw new ProjectionInvariantError(`cannot apply ${options.failAtSeq}`);
@@ -63,7 +78,7 @@ function recordingProjection(name: string, options: { delayMs: number; failAtSeq
       } finally {
         inFlight -= 1;
       }
-    },
+    }),
   };
   /** Applies started and not yet ended. */
   return { projection, applied, inFlight: () => inFlight };
@@ -97,7 +112,7 @@ function foldingProjection(name: string, options: { failAtSeq?: number } = {}) {
     version: 1,
     handles: ['ClinicOpened'],
     tables: seenTables,
-    folding,
+    fold: folding,
   };
   return { projection, writes };
 }
@@ -193,14 +208,13 @@ describe('applyLogSideBySide', () => {
     expect(other.applied.length).toBeLessThanOrEqual(3 + 2);
   });
 
-  test('with foldEvents, a folding projection folds batches and writes them together, every foldEvents events, the lanes staggered', async () => {
+  test('with foldEvents, every projection folds batches and writes them together, every foldEvents events, the lanes staggered', async () => {
     const first = foldingProjection('fold_first');
     const second = foldingProjection('fold_second');
-    const plain = recordingProjection('fold_plain', { delayMs: 0 });
     const log = reader(() => 0);
     const result = await applyLogSideBySide({
       pool: pool(),
-      targets: await targetsOf([first.projection, second.projection, plain.projection]),
+      targets: await targetsOf([first.projection, second.projection]),
       parallelism: 2,
       ahead: 2,
       next: log.next,
@@ -217,13 +231,11 @@ describe('applyLogSideBySide', () => {
     // Staggered: the first lane writes after half the interval, the second after all of it; then every interval.
     expect(first.writes.map((w) => w.length)).toEqual([2, 4, 4, 2].map((n) => n * batchSize));
     expect(second.writes.map((w) => w.length)).toEqual([4, 4, 4].map((n) => n * batchSize));
-    // A projection without folding still applies batch by batch.
-    expect(plain.applied).toHaveLength(batches);
     const generations = (await loadGenerations(pool(), ['building'])).filter((g) => g.projection.startsWith('fold_'));
     expect(generations.map((g) => [g.projection, g.checkpoint.seq, g.eventsApplied])).toEqual(
-      ['fold_first', 'fold_plain', 'fold_second'].map((name) => [name, BigInt(batches * batchSize), BigInt(batches * batchSize)]),
+      ['fold_first', 'fold_second'].map((name) => [name, BigInt(batches * batchSize), BigInt(batches * batchSize)]),
     );
-    expect(result.targets.map((t) => t.generation.checkpoint.seq)).toEqual([1, 2, 3].map(() => BigInt(batches * batchSize)));
+    expect(result.targets.map((t) => t.generation.checkpoint.seq)).toEqual([1, 2].map(() => BigInt(batches * batchSize)));
   });
 
   test('a folded write that fails throws FoldedBatchesError; the writes before it committed with their checkpoints, nothing of it did', async () => {

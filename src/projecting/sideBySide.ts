@@ -24,14 +24,14 @@ export type SideBySideOptions = {
   /** COPY lanes for the insert-only projections (real Postgres), when they fold (foldEvents). */
   readonly bulk?: BulkLoader;
   /**
-   * Events of the log a folding projection (Projection.folding) folds before each write; absent:
+   * Events of the log each projection folds (Projection.fold) before each write; absent:
    * every projection applies each batch. Each write's rows and checkpoint commit together.
    */
   readonly foldEvents?: number;
 };
 
 /**
- * A folding projection's fold or write failed. Which event is at fault is not known (its batch is
+ * A projection's fold or write failed in a folding rebuild. Which event is at fault is not known (its batch is
  * gone): the replay runs again applying batch by batch, which names it (ReplayPoisonError).
  */
 export class FoldedBatchesError extends Error {
@@ -205,8 +205,6 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
     wakeAll();
   };
 
-  const foldingLanes = options.foldEvents === undefined ? [] : targets.flatMap((target, lane) => (folds(target, options.bulk) ? [lane] : []));
-
   /** What a folding lane holds between two commits: the projection's changes, or an open COPY. */
   type OpenFold = { fold(events: readonly ProjectedEvent[]): Promise<void>; commit(advance: CheckpointAdvance): Promise<void>; abort(): Promise<void> };
 
@@ -216,12 +214,10 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       const copy = await bulk.open(target);
       return { fold: copy.write, commit: copy.commit, abort: copy.abort };
     }
-    const folding = target.projection.folding;
-    if (folding === undefined) throw new Error(`projection ${target.projection.name} does not fold`);
     const table = tableResolver(target.generation.schemaName);
     const rebuild = target.rebuild === undefined ? {} : { rebuild: target.rebuild };
     target.rebuild?.begin();
-    const changes = await folding.begin({ db: pool, table, ...rebuild });
+    const changes = await target.projection.fold.begin({ db: pool, table, ...rebuild });
     return {
       fold: changes.fold,
       commit: async (advance) => {
@@ -260,8 +256,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
       }
     };
     let group: { open: OpenFold; advance: CheckpointAdvance | undefined; events: number } | undefined;
-    const rank = foldingLanes.indexOf(lane);
-    let due = Math.ceil((foldEvents * (rank + 1)) / Math.max(1, foldingLanes.length));
+    let due = Math.ceil((foldEvents * (lane + 1)) / targets.length);
     try {
       for (let index = 0; ; index += 1) {
         signal?.throwIfAborted();
@@ -303,7 +298,7 @@ export async function applyLogSideBySide(options: SideBySideOptions): Promise<{ 
   };
 
   const run = async (lane: number): Promise<void> => {
-    if (foldingLanes.includes(lane) && options.foldEvents !== undefined) return runFolded(lane, options.foldEvents);
+    if (options.foldEvents !== undefined) return runFolded(lane, options.foldEvents);
     for (let index = 0; ; index += 1) {
       signal?.throwIfAborted();
       const batch = await batchAt(index);
@@ -353,11 +348,6 @@ async function replayTransaction<T>(pool: DatabasePool, work: (tx: DatabaseTrans
     await tx.query(sql.typeAlias('void')`SET LOCAL synchronous_commit TO off`);
     return work(tx);
   });
-}
-
-/** Whether a target folds in a rebuild: a folding projection, or one whose rows go by COPY. */
-function folds(target: BatchTarget, bulk: BulkLoader | undefined): boolean {
-  return bulk?.loads(target) === true || target.projection.folding !== undefined;
 }
 
 /** Two consecutive advances of one checkpoint as one. */

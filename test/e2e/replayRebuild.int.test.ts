@@ -248,7 +248,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(result.events).toBe(total);
     // Node's fold resumes from the slowest of the generations it folds; a generation Postgres loads
     // from the log by itself resumes from its own last chunk (BulkLoader.loadFromLog).
-    const foldedByNode = left.filter((g) => allProjections.find((p) => p.name === g.projection)?.bulkRows?.fromLog === undefined);
+    const foldedByNode = left.filter((g) => allProjections.find((p) => p.name === g.projection)?.fold.rows?.fromLog === undefined);
     expect(foldedByNode.length).toBeGreaterThan(0);
     const slowest = foldedByNode.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(total));
     expect(result.resumedAtEvents).toBe(Number(slowest));
