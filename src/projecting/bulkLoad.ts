@@ -46,14 +46,10 @@ export function bulkLoadOf(database: Pick<Database, 'kind' | 'connectionUri'>): 
 }
 
 /**
- * A rebuild's COPY lanes. An insert-only projection (insertOnlyFolding: one row per event) does not
- * insert its rows while it folds a rebuild: its rows stream with `COPY … FROM STDIN` into the
- * generation's table, which has no index yet (they come after the load), on a pg client of its
- * own, and commit with the checkpoint (open); or Postgres loads them from the log (loadFromLog).
- * A replay that applies batch by batch (to name an event at fault) applies them through `apply`.
- *
- * Why a raw pg client: slonik has no COPY, and the checkpoint must commit in the same transaction
- * as the rows. Every statement is still rendered by the `sql` tag.
+ * A rebuild's COPY lanes for insert-only projections (insertOnlyFolding): their rows stream with
+ * `COPY … FROM STDIN` into the generation's table (no index yet) and commit with the checkpoint
+ * (open), or Postgres loads them from the log (loadFromLog). A raw pg client, because slonik has
+ * no COPY and the checkpoint must commit in the rows' transaction; statements still come from `sql`.
  */
 export class BulkLoader {
   private readonly idle: pg.Client[] = [];
@@ -70,10 +66,9 @@ export class BulkLoader {
   }
 
   /**
-   * One COPY that stays open across many batches of the log (a folding replay): each batch's rows
-   * are streamed into it as soon as they are made, while Postgres takes in the earlier ones, and
-   * `commit` ends it, moves the checkpoint past every batch it took and commits, all in one
-   * transaction. A refusal is thrown like any other failure: the caller replays batch by batch.
+   * One COPY open across many batches of the log: each batch's rows stream in as they are made,
+   * and `commit` ends it, moves the checkpoint past them and commits, in one transaction. A
+   * refusal is thrown like any other failure: the caller replays batch by batch.
    */
   async open(target: BatchTarget): Promise<OpenCopy> {
     const bulk = target.projection.fold.rows;
@@ -133,18 +128,14 @@ export class BulkLoader {
   }
 
   /**
-   * A rebuild of an insert-only projection that Postgres does by itself, when the log is in the
-   * same database (InsertedRows.fromLog): `INSERT … SELECT` of every handled event up to `head`, in
-   * transactions of `chunkEvents` events of the log each, every one moving the checkpoint past
-   * them (a killed replay resumes from the last one that committed, as Node's folds do); then the
-   * table's deferred indexes and its statistics. Node neither reads nor sends a row of it, so it
-   * runs beside the replay's other projections on a core Node leaves to Postgres. The log up to
-   * `head` is checked as the trusted decode checks each event: the projection's own events at the
-   * current schema version, their data an object, in the INSERT's own scan (log_event_unreadable
-   * stops it at the first that is not); and every event of a type this code knows, by a scan of
-   * its own unless `typesChecked` (the replay's decode in Node reads every event of the range and
-   * stops at one it does not know). Anything else, or rows the table or its indexes refuse, throws
-   * LogLoadRefusedError, and the replay runs again the ordinary way, which names the event at fault.
+   * An insert-only projection loaded by Postgres from the log in the same database
+   * (InsertedRows.fromLog), beside Node's folds: `INSERT … SELECT` of its events up to `head`, in
+   * transactions of `chunkEvents` events of the log that each move the checkpoint (a killed replay
+   * resumes from the last), then its deferred indexes and statistics. It checks what the trusted
+   * decode checks: its events at the current schema version with object data (log_event_unreadable
+   * stops the INSERT), and every type known (a scan of its own unless `typesChecked`: Node's decode
+   * reads the same range). A refusal throws LogLoadRefusedError: the replay runs again through
+   * Node, which names the event at fault.
    */
   async loadFromLog(
     target: BatchTarget,

@@ -377,3 +377,35 @@ export async function missingDeferredIndexes(pool: DatabasePool, projection: Pro
 
 /** Rolls the probe of missingDeferredIndexes back. */
 class ProbeDone extends Error {}
+
+/**
+ * Generations left 'building' by a replay that died (nobody holds their replay lock any more): per
+ * projection, the newest one is resumed when it is intact (buildIsIntact) and `fresh` is not
+ * asked for; every other one is marked failed and dropped.
+ */
+export async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projection[], fresh: boolean, logger: Logger): Promise<Map<string, Generation>> {
+  const building = (await loadGenerations(pool, ['building'])).filter((g) => projections.some((p) => p.name === g.projection));
+  const resumable = new Map<string, Generation>();
+  for (const projection of projections) {
+    const newest = building.filter((g) => g.projection === projection.name).at(-1);
+    if (newest !== undefined && !fresh && (await buildIsIntact(pool, projection, newest))) resumable.set(projection.name, newest);
+  }
+  for (const generation of building) {
+    if (resumable.get(generation.projection) === generation) continue;
+    logger.warn(
+      { projection: generation.projection, generation: generation.generation, fresh },
+      fresh ? 'dropping the generation an earlier replay left unfinished (--fresh)' : 'dropping a generation an earlier replay left unfinished',
+    );
+    await pool.transaction(async (tx) => {
+      await dropGenerationSchema(tx, generation.schemaName);
+      await setGenerationState(tx, generation, 'failed', fresh ? 'abandoned: a fresh replay started over' : 'abandoned: the replay that built it did not finish');
+    });
+  }
+  for (const generation of resumable.values()) {
+    logger.warn(
+      { projection: generation.projection, generation: generation.generation, eventsSeen: generation.eventsSeen.toString() },
+      'resuming the generation an earlier replay left unfinished, from its last committed batch',
+    );
+  }
+  return resumable;
+}

@@ -6,16 +6,15 @@ import type { Logger } from '../platform/logger.js';
 import { applyBatchInTransaction, deadLetteredEventIds, namedStop, type BatchTarget } from './applyBatch.js';
 import {
   analyzeStatement,
-  buildIsIntact,
   deferredIndexStatements,
   createGeneration,
   missingDeferredIndexes,
   dropGenerationSchema,
   ensureActiveGenerations,
-  loadGenerations,
   lockActiveGenerations,
   pointViewsForSwitch,
   setGenerationState,
+  unfinishedBuilds,
   type Generation,
 } from './generations.js';
 import { minimumCheckpoint } from './logPositions.js';
@@ -35,46 +34,23 @@ export type ReplayOptions = {
   readonly onProgress?: (progress: ReplayProgress) => void;
   /** Stops the replay between batches; its generation is dropped and the live one stays. */
   readonly signal?: AbortSignal;
-  /**
-   * Decode every event through its zod schema, as live projectors do. By default a replay trusts
-   * the stored JSON (checked when it was appended) and checks only type and schema version.
-   */
+  /** Decode every event through its zod schema, as live projectors do; by default the stored JSON is trusted (checkTrustedEvent). */
   readonly strict?: boolean;
-  /**
-   * How many projections apply a batch side by side, each in a transaction on a connection of its
-   * own. Default `defaultReplayParallelism`; keep it below the pool's size.
-   */
+  /** Projections applying side by side, each in a transaction of its own (default defaultReplayParallelism; below the pool's size). */
   readonly parallelism?: number;
-  /**
-   * Real Postgres: where insert-only projections (insertOnlyFolding) load their rows with COPY
-   * on connections of their own. Absent (PGlite): every projection goes through `apply`.
-   */
+  /** Real Postgres: COPY lanes for insert-only projections (insertOnlyFolding). Absent on PGlite. */
   readonly bulkLoad?: BulkLoadOptions;
-  /**
-   * With several lanes (parallelism > 1): events of the log a folding projection
-   * (every projection) folds in memory before each write. Default `defaultFoldEvents`; 0 applies
-   * every batch on its own.
-   */
+  /** With several lanes: events of the log each projection folds before a write (default defaultFoldEvents; 0: every batch on its own). */
   readonly foldEvents?: number;
-  /**
-   * With `bulkLoad`, a log in the same database and the trusted decode: insert-only projections
-   * that can (InsertedRows.fromLog) are loaded by Postgres itself (BulkLoader.loadFromLog) beside the
-   * others. Default true; false loads every projection through Node.
-   */
+  /** With bulkLoad and the log in the same database: Postgres loads what it can from the log by itself (InsertedRows.fromLog). Default true. */
   readonly loadFromLog?: boolean;
-  /**
-   * Starts every projection over from the start of the log, dropping what an earlier replay that
-   * did not finish left building. By default such a generation, when intact (its schema and tables
-   * there, the projection's current definition), is resumed from its last committed checkpoint.
-   */
+  /** Start over, dropping what an earlier replay left building, rather than resume it from its checkpoint. */
   readonly fresh?: boolean;
 };
 
 /**
- * Events folded before each write of a folding projection in a rebuild. Each write then carries
- * one row per row changed, however often it changed (a box's balance changes with every movement
- * of the box). What a fold holds is bounded by the rows it changed, not by the events: they are
- * let go once folded. Larger windows hold more rows and gained nothing more (docs/benchmarks.md).
+ * Events folded before each write in a rebuild: a row that changes all through the log (a box's
+ * balance) is written once a write. A fold holds the rows it changed, not the events.
  */
 export const defaultFoldEvents = 50_000;
 
@@ -89,9 +65,9 @@ export type ReplayResult = {
     readonly generation: number;
     readonly eventsApplied: number;
     readonly replaced: number;
-    /** Loaded by Postgres from the log (BulkLoader.loadFromLog) rather than through Node. */
+    /** Loaded by Postgres from the log rather than through Node. */
     readonly fromLog: boolean;
-    /** The generation an earlier replay left building, resumed from its checkpoint. */
+    /** Resumed from what an earlier replay left building. */
     readonly resumed: boolean;
   }[];
 };
@@ -415,38 +391,6 @@ async function indexAndStatisticsJobs(pool: DatabasePool, targets: readonly Batc
   );
   const waiting = (definition: { readonly deferredIndexes?: unknown }) => definition.deferredIndexes !== undefined;
   return [...builds, ...tables.filter((t) => !waiting(t.definition)).map((t) => t.statement), ...tables.filter((t) => waiting(t.definition)).map((t) => t.statement)];
-}
-
-/**
- * Generations left 'building' by a replay that died (nobody holds their replay lock any more): per
- * projection, the newest one is resumed when it is intact (buildIsIntact) and `fresh` is not
- * asked for; every other one is marked failed and dropped.
- */
-async function unfinishedBuilds(pool: DatabasePool, projections: readonly Projection[], fresh: boolean, logger: Logger): Promise<Map<string, Generation>> {
-  const building = (await loadGenerations(pool, ['building'])).filter((g) => projections.some((p) => p.name === g.projection));
-  const resumable = new Map<string, Generation>();
-  for (const projection of projections) {
-    const newest = building.filter((g) => g.projection === projection.name).at(-1);
-    if (newest !== undefined && !fresh && (await buildIsIntact(pool, projection, newest))) resumable.set(projection.name, newest);
-  }
-  for (const generation of building) {
-    if (resumable.get(generation.projection) === generation) continue;
-    logger.warn(
-      { projection: generation.projection, generation: generation.generation, fresh },
-      fresh ? 'dropping the generation an earlier replay left unfinished (--fresh)' : 'dropping a generation an earlier replay left unfinished',
-    );
-    await pool.transaction(async (tx) => {
-      await dropGenerationSchema(tx, generation.schemaName);
-      await setGenerationState(tx, generation, 'failed', fresh ? 'abandoned: a fresh replay started over' : 'abandoned: the replay that built it did not finish');
-    });
-  }
-  for (const generation of resumable.values()) {
-    logger.warn(
-      { projection: generation.projection, generation: generation.generation, eventsSeen: generation.eventsSeen.toString() },
-      'resuming the generation an earlier replay left unfinished, from its last committed batch',
-    );
-  }
-  return resumable;
 }
 
 /** Logs the end of each step of a replay with its seconds and the replay's so far. */
