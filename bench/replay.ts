@@ -45,13 +45,13 @@ import type { BenchResult } from './run.js';
  * before the timing starts). Measured: the command operators run,
  * `supply-api projections replay`, in a child process of its own (commandReplay: events/s from
  * the replay's own seconds; the command's RSS at start, peak and end and its CPU, and Postgres's
- * CPU, from /proc every 100 ms), then the rows the read tables hold. Then
- * a second history of the same size (seed + 1, other tenants) is appended and the doubled log is
- * replayed the same way (a rebuild over live tables): its peak RSS shows whether memory grows
- * with the log (`--single` skips it). The floor: COPY as many rows as the first log has events
- * (the same seed history, rendered to COPY text beforehand so that only the COPY is timed, after a
- * CHECKPOINT as each replay) into a plain table; ratio = replay events/s of the first log ÷ COPY
- * rows/s, `ratio2x` the same for the doubled log. After the first log's rebuild it is started again,
+ * CPU, from /proc every 100 ms), then the rows the read tables hold. Then the log is made twice
+ * and four times as long (the seed's tenants copied as new ones, growLog) and each is replayed the
+ * same way (a rebuild over live tables): whether memory and the cost per event grow with the log
+ * (`--single` skips them). The floor of each log, timed right after its replay: COPY as many rows
+ * as it has events (the seed history, rendered to COPY text beforehand so that only the COPY is
+ * timed, after a CHECKPOINT as each replay) into a plain table; ratio = replay events/s ÷ COPY
+ * rows/s of the same log. After the first log's rebuild it is started again,
  * SIGKILLed once it has built 80 % of the log (killReplayAt) and run again, which resumes it:
  * `resumeShare` = the second run's seconds ÷ the uninterrupted rebuild's.
  */
@@ -93,10 +93,13 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
           `projections ${allProjections.map((p) => p.name).join(', ')}; batches of ${batchSize}; ${parallelism} side by side; ` +
           `${strict ? 'strict' : 'trusted'} decoding`,
       );
-      const replayOnce = async (label: string, copies: number) => {
+      // The seed history rendered as COPY text once (setup): each log's floor COPYs it once per 1x.
+      let chunks: CopyChunk[] = [];
+      const replayOnce = async (label: string, copies: number, times: number) => {
         if (copies === 0) {
           const seeded = await seedBenchHistory(store, params);
           note(`seed ${label}: ${seeded.events} events in ${seeded.seconds.toFixed(1)} s (setup, not measured)`);
+          chunks = await renderedHistory(params, seeded.events);
         } else {
           const grown = await growLog(pool, copies);
           note(`log ${label}: ${grown.events} events copied in ${grown.seconds.toFixed(1)} s (setup, not measured)`);
@@ -113,10 +116,15 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
         note(`rss: ${megabytes(replay.rssStart)} MB at start, ${megabytes(replay.rssPeak)} MB peak, ${megabytes(replay.rssEnd)} MB at end`);
         const tables = await readTableRows(pool);
         for (const table of tables) note(`  ${table.projection}.${table.table}: ${table.rows} rows`);
-        return { replay, loadAvg1m, rowsWritten: tables.reduce((sum, table) => sum + table.rows, 0) };
+        // The floor right after the replay: the machine's speed drifts over minutes (its CPU seconds
+        // for the same rebuild by a third within a quarter of an hour), and both must see the same one.
+        const floor = await copyFloor(pool, connectionUri, chunks, times);
+        if (floor.rows !== replay.events) throw new Error(`COPY wrote ${floor.rows} rows for ${replay.events} events`);
+        note(`COPY ${label}: ${floor.rows} rows in ${floor.seconds.toFixed(2)} s = ${Math.round(floor.rows / floor.seconds)} rows/s`);
+        return { replay, loadAvg1m, rowsWritten: tables.reduce((sum, table) => sum + table.rows, 0), floor };
       };
 
-      const first = await replayOnce('1x', 0);
+      const first = await replayOnce('1x', 0, 1);
       // The rebuild of the same log killed (SIGKILL) once it has built 80 % of it, then run again:
       // the second run resumes from the last batch each projection committed.
       const killed = await killReplayAt(pool, { connectionUri, batchSize, parallelism, strict }, 0.8, first.replay.events);
@@ -126,20 +134,11 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       note(`resumed: ${resumed.seconds.toFixed(2)} s = ${resumeShare} of the uninterrupted rebuild's ${first.replay.seconds.toFixed(2)} s`);
       if (resumed.events !== first.replay.events) throw new Error(`the resumed rebuild covers ${resumed.events} events, the log holds ${first.replay.events}`);
       // The 2x log: the 1x one and a copy of its tenants; the 4x log: two more copies.
-      const second = values.single ? undefined : await replayOnce('2x', 1);
-      const fourth = values.single ? undefined : await replayOnce('4x', 2);
-
-      // The floor of each log: COPY of as many rows (the 1x history rendered once, COPYed once per 1x).
-      const chunks = await renderedHistory(params, first.replay.events);
-      const floorOf = async (label: string, times: number) => {
-        const copy = await copyFloor(pool, connectionUri, chunks, times);
-        if (copy.rows !== first.replay.events * times) throw new Error(`COPY wrote ${copy.rows} rows for ${first.replay.events * times} events`);
-        note(`COPY ${label}: ${copy.rows} rows in ${copy.seconds.toFixed(2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s`);
-        return copy;
-      };
-      const copy = await floorOf('1x', 1);
-      const copy2x = second === undefined ? undefined : await floorOf('2x', 2);
-      const copy4x = fourth === undefined ? undefined : await floorOf('4x', 4);
+      const second = values.single ? undefined : await replayOnce('2x', 1, 2);
+      const fourth = values.single ? undefined : await replayOnce('4x', 2, 4);
+      const copy = first.floor;
+      const copy2x = second?.floor;
+      const copy4x = fourth?.floor;
 
       const copyRowsPerSec = Math.round(copy.rows / copy.seconds);
       const figuresOf = ({ replay, loadAvg1m, rowsWritten }: Awaited<ReturnType<typeof replayOnce>>) => ({

@@ -115,7 +115,7 @@ export const commandTable: Readonly<Record<string, CommandSpec | CommandGroup>> 
         options: {
           projection: { type: 'string', multiple: true, value: 'NAME[,NAME]', description: 'only these projections (default all): tenants, locations, catalog, boxes, stock_movements, orders, fulfillments, analytics' },
           strict: { type: 'boolean', description: 'decodes every event through its schema (for a log that may hold events not written by this code)' },
-          parallel: { type: 'string', value: 'N', description: 'projection transactions at once, 1 to 16 (default one more than the cores; 1 on the embedded database)' },
+          parallel: { type: 'string', value: 'N', description: 'projection transactions at once, 1 to 16 (default one a core, at least 2; 1 on the embedded database)' },
           batch: { type: 'string', value: 'N', description: 'events read a batch, 1 to 100000 (default 5000)' },
           fold: { type: 'string', value: 'N', description: 'events a projection folds before it writes, 0 to 10000000 (default 50000; 0 writes every batch)' },
           fresh: {

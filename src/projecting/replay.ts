@@ -365,12 +365,13 @@ async function loadableFromLog(pool: DatabasePool, options: ReplayOptions, targe
 }
 
 /**
- * Side-by-side transactions of a replay on a machine with `cores` cores: one more than the cores.
- * A batch's transaction holds its connection while Node folds the batch as well as while Postgres
- * writes it, so with as many transactions as cores both sides wait on each other half the time.
+ * Side-by-side transactions of a replay on a machine with `cores` cores: one a core, and at least
+ * two (one is the single-connection path of PGlite). Projections fold outside their transactions
+ * and hold a connection only to write, so more lanes only make Node and Postgres's backends take
+ * turns on the cores (docs/benchmarks.md).
  */
 export function defaultReplayParallelism(cores: number): number {
-  return Math.max(1, cores) + 1;
+  return Math.max(2, cores);
 }
 
 /**
