@@ -5,6 +5,9 @@ import { maxAnalyticsCaps, type AnalyticsCaps } from './analyticsCaps.js';
 import { parsePostgresUrl, parseReadDatabaseUrls } from './postgresUrl.js';
 import { parseRedisUrl } from './redisUrl.js';
 
+/** READ_REPLICA_LEASE_MS's default: reads go on through a failover under Patroni's default timings (ttl 30 s, loop_wait 10 s); see docs/operators.md. */
+export const defaultReadReplicaLeaseMs = 50_000;
+
 const emptyAsAbsent = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
 const optionalString = (schema: z.ZodString) => z.preprocess(emptyAsAbsent, schema.optional());
@@ -112,7 +115,7 @@ const environmentSchema = z.object({
       .optional(),
   ),
   READ_REPLICA_MAX_LAG_MS: integerSetting(100, 600_000, 5000),
-  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, 50_000),
+  READ_REPLICA_LEASE_MS: integerSetting(1000, 600_000, defaultReadReplicaLeaseMs),
   READ_REPLICA_STEWARD: booleanSetting,
   EVENTSTORE_URL: z.preprocess(
     emptyAsAbsent,

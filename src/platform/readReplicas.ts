@@ -1,4 +1,5 @@
 import type { DatabasePool } from 'slonik';
+import { defaultReadReplicaLeaseMs } from '../config/config.js';
 import { z } from 'zod';
 import type { Logger } from './logger.js';
 import type { RowReader } from './projectionReader.js';
@@ -67,9 +68,6 @@ export const replicaTiming = {
   /** The steward adds a standby back once its lag is at most this. */
   rejoinLagMs: 500,
 } as const;
-
-/** READ_REPLICA_LEASE_MS's default: reads go on through a failover under Patroni's default timings (ttl 30 s, loop_wait 10 s); see docs/operators.md. */
-export const defaultLeaseMs = 50_000;
 
 export type ReplicaEndpoint = {
   /** `host:port/database`, for logs, /readyz and metrics. */
@@ -208,7 +206,7 @@ export function createReadRouter(options: ReadRouterOptions): ReadRouter {
     leaseName: undefined,
     syncState: undefined,
   }));
-  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  const leaseMs = options.leaseMs ?? defaultReadReplicaLeaseMs;
   const leaseWriter = options.leaseWriter ?? options.primaryMonitor;
   const routerId = options.routerId ?? `router-${randomUUID()}`;
   const leased = (standby: Watched, now: number): boolean => now < standby.leaseEnds - timing.leaseMarginMs;
