@@ -1,13 +1,13 @@
 import type { RequestHandler, Response } from 'express';
-import { InvalidTokenError, OAuthError, TemporarilyUnavailableError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidTokenError, OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 // The SDK's bearer middleware is replaced here; its module still declares `request.auth`.
 import type { BearerAuthMiddlewareOptions as _DeclaresRequestAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import { databaseUnavailableRetrySeconds } from '../platform/errors.js';
 import type { Logger } from '../platform/logger.js';
-import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { clientAddress, type failedAttemptGuard } from './addressLimits.js';
 import { sameResource } from './loopback.js';
+import { isStoreUnavailable } from './oauthProvider.js';
 
 export type BearerOptions = {
   readonly verifier: OAuthTokenVerifier;
@@ -64,7 +64,7 @@ export function bearerAuth(options: BearerOptions): RequestHandler {
         response.status(401).json(error.toResponseObject());
         return;
       }
-      if (error instanceof TemporarilyUnavailableError || isDatabaseUnreachable(error)) {
+      if (isStoreUnavailable(error)) {
         // The token store cannot be reached (a failover, an outage): the token may be good; come back shortly.
         response.set('Retry-After', String(databaseUnavailableRetrySeconds));
         jsonRpcError(response, 503, 'Service unavailable: the token could not be checked because the database cannot be reached; try again shortly');

@@ -250,6 +250,15 @@ export function createOAuthProvider(deps: OAuthProviderDependencies): OAuthServe
 }
 
 /**
+ * Whether a failure of the OAuth store means it cannot be reached (a failover, an outage): the
+ * provider's own `temporarily_unavailable` (loggingFailures), or the database's error where it
+ * reaches a caller directly. Answered 503 with Retry-After, never as the client's fault.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof TemporarilyUnavailableError || isDatabaseUnreachable(error);
+}
+
+/**
  * The provider with every failure that is not an OAuth answer logged: a statement failing, which
  * the SDK turns into a bare 500 `server_error`; the store unreachable (a failover, an outage),
  * which becomes `temporarily_unavailable` (answered 503 with Retry-After by oauthRoutes, or in the

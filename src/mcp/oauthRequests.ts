@@ -1,12 +1,11 @@
 import { databaseUnavailableRetrySeconds } from '../platform/errors.js';
-import { isDatabaseUnreachable } from '../platform/primaryLocator.js';
 import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import { TemporarilyUnavailableError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { readBodyWith } from '../api/requestBodies.js';
 import { hashSecret } from './credentials.js';
+import { isStoreUnavailable } from './oauthProvider.js';
 
 /**
  * Checks in front of the SDK's /authorize, /token and /revoke handlers, where those fall short:
@@ -51,7 +50,7 @@ function text(fields: Fields, name: string): string | undefined {
  * which logs its own failures (oauthProvider's loggingFailures).
  */
 function storeFailed(response: Response, error: unknown): void {
-  if (error instanceof TemporarilyUnavailableError || isDatabaseUnreachable(error)) {
+  if (isStoreUnavailable(error)) {
     oauthError(response, 503, 'temporarily_unavailable', 'The authorization server is unavailable for a moment; try again shortly', {
       'Retry-After': String(databaseUnavailableRetrySeconds),
     });
