@@ -137,8 +137,6 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       const second = values.single ? undefined : await replayOnce('2x', 1, 2);
       const fourth = values.single ? undefined : await replayOnce('4x', 2, 4);
       const copy = first.floor;
-      const copy2x = second?.floor;
-      const copy4x = fourth?.floor;
 
       const copyRowsPerSec = Math.round(copy.rows / copy.seconds);
       const figuresOf = ({ replay, loadAvg1m, rowsWritten }: Awaited<ReturnType<typeof replayOnce>>) => ({
@@ -161,10 +159,10 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       });
       const once = figuresOf(first);
       const ratio = round(once.eventsPerSec / copyRowsPerSec, 3);
-      const grownFigures = (replayed: Awaited<ReturnType<typeof replayOnce>> | undefined, floor: { rows: number; seconds: number } | undefined) =>
-        replayed === undefined || floor === undefined ? undefined : { ...figuresOf(replayed), ratio: round(figuresOf(replayed).eventsPerSec / (floor.rows / floor.seconds), 3) };
-      const twice = grownFigures(second, copy2x);
-      const four = grownFigures(fourth, copy4x);
+      const grownFigures = (replayed: Awaited<ReturnType<typeof replayOnce>> | undefined) =>
+        replayed === undefined ? undefined : { ...figuresOf(replayed), ratio: round(figuresOf(replayed).eventsPerSec / (replayed.floor.rows / replayed.floor.seconds), 3) };
+      const twice = grownFigures(second);
+      const four = grownFigures(fourth);
       const rssPeakGrowth = twice === undefined ? undefined : round(twice.rssPeakMb / once.rssPeakMb, 3);
       const rssPeakGrowth4x = four === undefined ? undefined : round(four.rssPeakMb / once.rssPeakMb, 3);
       // CPU per million events of the 4x log over the 1x log's: 1 when the cost per event stays flat.

@@ -184,8 +184,8 @@ export class AnalyticsState {
 
   // A bound that even a short log passes in its busiest tables (boxes, orders), so that a longer
   // log holds no more: with 20 000 the 1x bench log stayed below it in orders and the 4x log did
-  // not, and the rebuild's peak RSS grew with the log (docs/benchmarks.md). Reading back what was
-  // let go costs about as much per event on either log.
+  // not, and the rebuild's peak RSS grew with the log. The price is the rows read back once let
+  // go, which cost more per event on the longer logs (docs/benchmarks.md, "What grows with the log").
   constructor(readonly rowsKept = 5_000) {}
 
   /** A stock level read from the table or created by the batch. */

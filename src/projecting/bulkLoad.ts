@@ -21,7 +21,7 @@ import {
   tableResolver,
   type CheckpointAdvance,
 } from './generations.js';
-import { ProjectionInvariantError, type InsertedRows, type ProjectedEvent } from './projection.js';
+import { columnList, ProjectionInvariantError, type InsertedRows, type ProjectedEvent } from './projection.js';
 import { isTransientDatabaseError } from './transientErrors.js';
 
 /**
@@ -285,13 +285,6 @@ async function begin(client: pg.Client): Promise<void> {
 /** `COPY … FROM STDIN` into the bulk table of the target's generation, its columns in the rows' order. */
 function copyStatement(target: BatchTarget, bulk: InsertedRows): string {
   return driverText(sql.fragment`COPY ${tableResolver(target.generation.schemaName)(bulk.table)} (${columnList(bulk)}) FROM STDIN`);
-}
-
-function columnList(bulk: InsertedRows) {
-  return sql.join(
-    bulk.columns.map(([column]) => sql.identifier([column])),
-    sql.fragment`, `,
-  );
 }
 
 /**

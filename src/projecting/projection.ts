@@ -1,4 +1,4 @@
-import { UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabaseTransactionConnection, type FragmentSqlToken, type IdentifierSqlToken, type QuerySqlToken } from 'slonik';
+import { UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabaseTransactionConnection, type FragmentSqlToken, type IdentifierSqlToken, type ListSqlToken, type QuerySqlToken } from 'slonik';
 import { sql } from '../platform/sql.js';
 import type { EventEnvelope, EventType } from '../events/index.js';
 import type { LogPosition } from '../eventStore/eventStore.js';
@@ -196,6 +196,14 @@ export type InsertedRows = {
   readonly fromLog?: FragmentSqlToken;
 };
 
+/** The rows' column names, in their values' order, for an INSERT or a COPY. */
+export function columnList(rows: InsertedRows): ListSqlToken {
+  return sql.join(
+    rows.columns.map(([name]) => sql.identifier([name])),
+    sql.fragment`, `,
+  );
+}
+
 /**
  * The fold of a projection whose rows are only ever inserted, one list of column values per event,
  * into one table. Live batches insert them with one statement; a rebuild on Postgres streams them
@@ -204,10 +212,7 @@ export type InsertedRows = {
  * table's unique key refuses a row recorded twice, which then dead-letters.
  */
 export function insertOnlyFolding(rows: InsertedRows): Folding {
-  const columns = sql.join(
-    rows.columns.map(([name]) => sql.identifier([name])),
-    sql.fragment`, `,
-  );
+  const columns = columnList(rows);
   const types = rows.columns.map(([, type]) => type);
   return {
     rows,
