@@ -7,14 +7,13 @@ import { z } from 'zod';
 import { allProjections } from '../projections/index.js';
 import { createDatabasePool } from '../src/platform/db.js';
 import { runCli, startCli } from '../test/support/cli.js';
-import { startPatroniCluster } from '../test/support/patroniCluster.js';
+import { patroniReadLeaseMs, startPatroniCluster } from '../test/support/patroniCluster.js';
 import { readModelDigests } from '../test/support/projectionTestBed.js';
 import { startSentinelCluster } from '../test/support/sentinelCluster.js';
 import { clientTimeoutMs } from './load.js';
 import { redisFailover, settledJobs } from './redisFailover.js';
 
-/** The service's read lease: long enough to read through the promotion (ttl 20 s + loop_wait 2 s + 5 s, with room; docs/operators.md). */
-const leaseMs = 40_000;
+const leaseMs = patroniReadLeaseMs;
 const writeEveryMs = 250;
 
 type Started = Awaited<ReturnType<typeof startCli>>;

@@ -7,7 +7,7 @@ import { allProjections } from '../../projections/index.js';
 import { createDatabasePool } from '../../src/platform/db.js';
 import { markKeyRevoked } from '../../src/keys/keyStore.js';
 import { runCli, startCli } from '../support/cli.js';
-import { patroniClusterUnavailable, startPatroniCluster, type PatroniCluster } from '../support/patroniCluster.js';
+import { patroniClusterUnavailable, patroniReadLeaseMs, startPatroniCluster, type PatroniCluster } from '../support/patroniCluster.js';
 import { eventually } from '../support/eventually.js';
 import { pace } from '../support/pace.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
@@ -18,8 +18,7 @@ if (unavailable !== undefined && !inCi) process.stderr.write(`\n[tests] Patroni 
 
 type Started = Awaited<ReturnType<typeof startCli>>;
 const servingPattern = /"port":(\d+),"roles":\["api","projector"\],"msg":"serving"/;
-/** The service's read lease: long enough to read through the promotion (ttl 20 s + loop_wait 2 s, see docs/operators.md). */
-const leaseMs = 40_000;
+const leaseMs = patroniReadLeaseMs;
 
 let cluster: PatroniCluster;
 let dataDir: string;

@@ -17,10 +17,16 @@ const run = promisify(execFile);
 
 /**
  * Patroni's timings for the tests and the drill: the leader key lives `ttl` seconds; a leader that
- * cannot renew it within `retryTimeout` demotes itself. For reads to go on through a failover the
- * service's read lease (READ_REPLICA_LEASE_MS) should exceed ttl + loopWait + 5 s (docs/operators.md).
+ * cannot renew it within `retryTimeout` demotes itself.
  */
 export const patroniTimings = { ttl: 20, loopWait: 2, retryTimeout: 5 } as const;
+
+/**
+ * The service's read lease (READ_REPLICA_LEASE_MS) under these timings, for the tests and the
+ * drill: at least ttl + loopWait + 10 s (32 s), so that reads go on from a leased standby through
+ * the promotion (docs/operators.md), with room.
+ */
+export const patroniReadLeaseMs = 40_000;
 
 export type PatroniMember = { readonly name: string; readonly port: number; readonly restPort: number };
 
