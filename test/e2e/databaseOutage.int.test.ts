@@ -9,8 +9,8 @@ import { shutdownGraceMs } from '../../src/main/serve.js';
 import { runCli, startCli } from '../support/cli.js';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.js';
 import { eventually } from '../support/eventually.js';
-import { testPostgresAdminUrl } from '../support/services.js';
-import { tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { postgresProxy } from '../support/postgresProxy.js';
+import type { TcpProxy } from '../support/tcpProxy.js';
 
 type Started = Awaited<ReturnType<typeof startCli>>;
 
@@ -35,16 +35,11 @@ describe('Postgres outage under load: serve through a proxy', () => {
 
   /** A proxy to Postgres and a `serve --roles api,projector` reaching the database only through it. */
   const serveThroughProxy = async (): Promise<{ proxy: TcpProxy; api: Started; base: string }> => {
-    const target = new URL(testPostgresAdminUrl);
-    const own = await tcpProxy({ host: target.hostname, port: Number(target.port) });
+    const { proxy: own, url } = await postgresProxy(database.url);
     proxies.push(own);
-    await own.start();
-    const viaProxy = new URL(database.url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(own.port);
     const started = await startCli(
       ['serve', '--port', '0', '--roles', 'api,projector'],
-      { DATABASE_URL: viaProxy.toString(), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'info' },
+      { DATABASE_URL: url, DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'info' },
       serving,
     );
     processes.push(started);

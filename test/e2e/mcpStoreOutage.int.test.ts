@@ -5,7 +5,8 @@ import { createDatabasePool, requestPoolTimeouts } from '../../src/platform/db.j
 import { startAssistant, type AssistantServer } from '../support/assistantServer.js';
 import { signIn, testRedirectUrl } from '../support/mcpClient.js';
 import { accessTokenOf, bed, codeFor, owner, tenantA, useMcpBed } from '../support/mcpSuite.js';
-import { tcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { postgresProxy } from '../support/postgresProxy.js';
+import type { TcpProxy } from '../support/tcpProxy.js';
 
 /**
  * The authorization server and the bearer check of /mcp when their store (Postgres) cannot be
@@ -25,13 +26,9 @@ const verifier = randomBytes(32).toString('base64url');
 const challenge = createHash('sha256').update(verifier).digest('base64url');
 
 beforeAll(async () => {
-  const target = new URL(bed.database.url);
-  proxy = await tcpProxy({ host: target.hostname, port: Number(target.port === '' ? '5432' : target.port) });
-  await proxy.start();
-  const viaProxy = new URL(bed.database.url);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
-  pool = await createDatabasePool(viaProxy.toString(), 2, 'postgres', { resetOnRelease: false, timeouts: requestPoolTimeouts });
+  const proxied = await postgresProxy(bed.database.url);
+  proxy = proxied.proxy;
+  pool = await createDatabasePool(proxied.url, 2, 'postgres', { resetOnRelease: false, timeouts: requestPoolTimeouts });
   assistant = await startAssistant(bed, { db: pool, addressLimits: { register: { points: 1000, windowSeconds: 3600 } } });
   const registered = await register();
   expect(registered.status).toBe(201);
