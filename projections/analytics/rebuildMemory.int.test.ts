@@ -14,7 +14,9 @@ function history(): EventEnvelope[] {
   for (const tenantId of ['tenant-mem-a', 'tenant-mem-b']) {
     const e = tenantEvents(tenantId);
     events.push(e.item('itm_1', at(1), { reorderPoint: 20 }), e.item('itm_2', at(1), { reorderPoint: 5, unitOfMeasure: 'box' }));
-    events.push(e.warehouse('wh_1', at(1)), e.warehouse('wh_2', at(1)), e.clinic('cli_1', 'Clinic', at(1)));
+    events.push(e.warehouse('wh_1', at(1)), e.warehouse('wh_2', at(1)), e.warehouse('wh_3', at(1)), e.clinic('cli_1', 'Clinic', at(1)));
+    // A level that no later movement touches: only the item's revision below changes it.
+    events.push(e.box('box_7', 'itm_1', 'wh_3', at(1, 9)), e.move('box_7', 'itm_1', 'receive', 30, at(1, 9, 30)));
     for (let box = 1; box <= 6; box += 1) {
       const item = box % 2 === 0 ? 'itm_2' : 'itm_1';
       events.push(e.box(`box_${box}`, item, 'wh_1', at(1, 10), { expiresOn: `2026-11-${10 + box}` }));
@@ -27,7 +29,7 @@ function history(): EventEnvelope[] {
         if (box === round + 2) events.push(e.move(`box_${box}`, item, 'transfer', 0, at(2 + round, 12), { fromWarehouseId: 'wh_1', toWarehouseId: 'wh_2' }));
       }
       if (round === 1) events.push(e.itemStatus('itm_2', 'inactive', at(3, 13)), e.warehouseStatus('wh_2', 'inactive', at(3, 14)));
-      if (round === 2) events.push(e.itemStatus('itm_2', 'active', at(4, 13)), e.revise('itm_1', at(4, 14), { reorderPoint: 40 }));
+      if (round === 2) events.push(e.itemStatus('itm_2', 'active', at(4, 13)), e.revise('itm_1', at(4, 14), { reorderPoint: 400 }));
     }
     events.push(e.boxStatus('box_1', 'quarantined', at(5)), e.move('box_1', 'itm_1', 'dispose', -4, at(5, 1)));
     events.push(e.drafted('ord_1', 1, 'cli_1', at(2)), e.submitted('ord_1', at(2, 1)), e.requested('ord_1', at(2, 2)));
