@@ -59,6 +59,7 @@ function drafted(orderId: string, number: number, options: Options = {}, extra: 
       destinationWarehouseId: 'wh_express_centro',
       lines: [uncostedLine],
       ...extra,
+      lineCount: (extra.lines ?? [uncostedLine]).length,
     },
     options,
   );

@@ -89,6 +89,7 @@ export const stockMovementsProjection: Projection = {
  */
 function movementsFromLog() {
   const field = (name: string) => sql.fragment`e.data->>${name}`;
+  // The upcasters of StockMovementRecorded (src/events/upcasters.ts) in SQL: v2 renamed secondActorId.
   const columns = {
     tenant_id: sql.fragment`e.tenant_id`,
     movement_id: field('movementId'),
@@ -98,7 +99,7 @@ function movementsFromLog() {
     quantity_delta: sql.fragment`(${field('quantityDelta')})::int8`,
     reserved_delta: sql.fragment`(${field('reservedDelta')})::int8`,
     actor_id: field('actorId'),
-    second_actor_id: field('secondActorId'),
+    second_actor_id: sql.fragment`CASE WHEN e.schema_version = 1 THEN ${field('secondActorId')} ELSE ${field('witnessId')} END`,
     from_warehouse_id: field('fromWarehouseId'),
     to_warehouse_id: field('toWarehouseId'),
     reason_code: field('reasonCode'),
@@ -110,10 +111,11 @@ function movementsFromLog() {
     position_tx: sql.fragment`e.transaction_id::text::int8`,
     position_seq: sql.fragment`e.global_position`,
   } satisfies Record<(typeof movementColumns)[number][0], unknown>;
-  return sql.fragment`${sql.join(
+  const select = sql.fragment`${sql.join(
     movementColumns.map(([name]) => columns[name]),
     sql.fragment`, `,
   )}`;
+  return { select, version: 2 };
 }
 
 /** The rows of the batch's movements in column order; a movement id twice in the batch is refused. */
@@ -135,7 +137,7 @@ function movementRows(events: readonly ProjectedEvent[]): (readonly ColumnValue[
       m.quantityDelta,
       m.reservedDelta ?? null,
       m.actorId,
-      m.secondActorId ?? null,
+      m.witnessId ?? null,
       m.fromWarehouseId ?? null,
       m.toWarehouseId ?? null,
       m.reasonCode ?? null,

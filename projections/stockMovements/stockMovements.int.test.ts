@@ -41,7 +41,7 @@ describe('stock_movements projection', () => {
         quantityDelta: 0,
         reservedDelta: 0,
         actorId: 'member-ana',
-        secondActorId: 'member-bea',
+        witnessId: 'member-bea',
         fromWarehouseId: 'w-central',
         toWarehouseId: 'w-express',
         reasonCode: 'rebalance',

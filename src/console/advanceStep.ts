@@ -27,9 +27,9 @@ export async function requireMember(directory: TenantDirectory, role: string, pu
 }
 
 /** High-value items move under the two-person rule. */
-export async function witnessFor(directory: TenantDirectory, itemId: string, actorId: string): Promise<{ secondActorId?: string }> {
+export async function witnessFor(directory: TenantDirectory, itemId: string, actorId: string): Promise<{ witnessId?: string }> {
   const item = (await directory.items()).find((i) => i.view.itemId === itemId);
   if (item?.view.highValue !== true) return {};
   const witness = (await directory.members()).map((m) => m.view).find((m) => m.status === 'active' && m.memberId !== actorId && m.role !== 'viewer');
-  return witness === undefined ? {} : { secondActorId: witness.memberId };
+  return witness === undefined ? {} : { witnessId: witness.memberId };
 }

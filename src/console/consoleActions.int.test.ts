@@ -218,6 +218,7 @@ describe.runIf(services.postgres)('console actions over Postgres', () => {
                 highValue: false,
               },
             ],
+            lineCount: 1,
           },
           { eventId: '7d0c1a52-5f0e-4c55-9a55-0b3c51a0c001', tenantId: workspaceId, occurredAt: '2025-11-22T09:00:00.000Z' },
         ),

@@ -93,6 +93,7 @@ export async function placeOrder(deps: ConsoleDeps, input: { readonly workspaceI
     justification: 'Placed from the console',
     lines,
     ...(value === undefined || currency === undefined ? {} : { value, currency }),
+    lineCount: lines.length,
   });
   batch.add(stream, 'no_stream', 'OrderSubmitted', {
     orderId,

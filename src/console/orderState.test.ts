@@ -48,6 +48,7 @@ const drafted = event(
     lines: [line],
     value: 43_000,
     currency: 'EUR',
+    lineCount: 1,
   },
   0,
 );

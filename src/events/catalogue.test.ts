@@ -1,9 +1,64 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { checkTrustedEvent, decodeEvent, EventDecodeError, eventSchemas, newEvent } from './index.js';
+import { checkTrustedEvent, currentVersionOf, decodeEvent, EventDecodeError, eventSchemas, EventVersionError, newEvent, upcastData } from './index.js';
 
 const envelope = () => ({ eventId: randomUUID(), tenantId: 'ws_1', occurredAt: '2026-11-01T08:00:00.000Z' });
+
+const movementV1 = {
+  movementId: 'mov_1',
+  type: 'consume',
+  boxId: 'box_1',
+  catalogItemId: 'itm_1',
+  quantityDelta: -1,
+  actorId: 'mem_1',
+  secondActorId: 'mem_2',
+  reasonCode: 'procedure',
+  occurredAt: '2026-11-01T08:00:00.000Z',
+};
+const line = (lineId: string) => ({ lineId, catalogItemId: 'itm_1', sku: 'S', name: 'N', requestedQty: 1, unitOfMeasure: 'box', categoryId: 'cat_1', highValue: false });
+const draftV1 = { orderId: 'ord_1', number: 1, type: 'general', requesterId: 'mem_1', clinicId: 'cli_1', destinationWarehouseId: 'wh_1', lines: [line('l1'), line('l2')] };
+
+describe('event versions', () => {
+  test('each changed type is at the version after its last upcaster; the others at 1', () => {
+    expect(currentVersionOf('StockMovementRecorded')).toBe(2);
+    expect(currentVersionOf('OrderDrafted')).toBe(2);
+    expect(currentVersionOf('ClinicOpened')).toBe(1);
+    expect(newEvent('OrderDrafted', { ...draftV1, type: 'general', lineCount: 2 }, envelope()).schemaVersion).toBe(2);
+  });
+
+  test('a v1 stock movement decodes to the current shape: secondActorId is witnessId', () => {
+    const decoded = decodeEvent({ ...envelope(), schemaVersion: 1, type: 'StockMovementRecorded', data: movementV1 });
+    const { secondActorId, ...rest } = movementV1;
+    expect(decoded?.data).toEqual({ ...rest, witnessId: secondActorId });
+    expect(decoded?.schemaVersion).toBe(2);
+    // A v1 movement without a witness upcasts to one without a witness.
+    const { secondActorId: _, ...alone } = movementV1;
+    expect(decodeEvent({ ...envelope(), schemaVersion: 1, type: 'StockMovementRecorded', data: alone })?.data).toEqual(alone);
+  });
+
+  test('a v1 draft decodes with the line count it had', () => {
+    expect(decodeEvent({ ...envelope(), schemaVersion: 1, type: 'OrderDrafted', data: draftV1 })?.data).toEqual({ ...draftV1, lineCount: 2 });
+  });
+
+  test('a v2 event is read as it is, and must satisfy the v2 schema (v1 fields are not accepted in v2)', () => {
+    expect(() => decodeEvent({ ...envelope(), schemaVersion: 2, type: 'StockMovementRecorded', data: movementV1 })).toThrow(/secondActorId|Unrecognized/);
+    expect(() => decodeEvent({ ...envelope(), schemaVersion: 2, type: 'OrderDrafted', data: draftV1 })).toThrow(/lineCount/);
+    expect(() => decodeEvent({ ...envelope(), schemaVersion: 2, type: 'OrderDrafted', data: { ...draftV1, lineCount: 3 } })).toThrow(/lineCount is the number of lines/);
+  });
+
+  test('a version newer than the code knows is an EventVersionError naming both versions', () => {
+    const raw = { ...envelope(), schemaVersion: 3, type: 'StockMovementRecorded', data: { ...movementV1 } };
+    expect(() => decodeEvent(raw)).toThrow(EventVersionError);
+    expect(() => decodeEvent(raw)).toThrow(/schema version 3 is newer than 2/);
+  });
+
+  test('upcasting is pure: the stored data is not changed, and the same event upcasts the same', () => {
+    const raw = { ...envelope(), schemaVersion: 1, type: 'OrderDrafted', data: structuredClone(draftV1) };
+    expect(upcastData({ ...raw, type: 'OrderDrafted' })).toEqual(upcastData({ ...raw, type: 'OrderDrafted' }));
+    expect(raw.data).toEqual(draftV1);
+  });
+});
 
 describe('event catalogue', () => {
   test('a stored event decodes to its typed form with its envelope', () => {
@@ -58,6 +113,7 @@ describe('event catalogue', () => {
       value: 1000,
       currency: 'EUR',
       lines: [{ lineId: 'l1', catalogItemId: 'itm_1', sku: 'S', name: 'N', requestedQty: 1, unitOfMeasure: 'box', categoryId: 'cat_1', highValue: false }],
+      lineCount: 1,
     });
     expect(shape).toMatchObject({ patientRef: 'P-1', value: 1000, currency: 'EUR' });
   });
@@ -75,9 +131,19 @@ describe('event catalogue', () => {
       expect(() => checkTrustedEvent({ ...envelope(), schemaVersion: 1, type: 'SomethingNew', data: {} })).toThrow(/SomethingNew.*unknown event type/);
     });
 
-    test('refuses a schema version other than the current one', () => {
+    test('refuses a schema version newer than the code knows, or below 1', () => {
       const raw = { ...envelope(), schemaVersion: 2, type: 'ClinicOpened', data: { clinicId: 'cli_1', name: 'x', status: 'active' } };
-      expect(() => checkTrustedEvent(raw)).toThrow(/schema version 2/);
+      expect(() => checkTrustedEvent(raw)).toThrow(EventVersionError);
+      expect(() => checkTrustedEvent(raw, false)).toThrow(/schema version 2 is newer than 1/);
+      expect(() => checkTrustedEvent({ ...raw, schemaVersion: 0 }, false)).toThrow(/schema version 0 is not a version/);
+    });
+
+    test('gives an older version\'s data upcast, as the strict decode does, leaving the stored data as it was', () => {
+      const stored = { ...envelope(), schemaVersion: 1, type: 'StockMovementRecorded', data: { ...movementV1 } };
+      const data = checkTrustedEvent(stored);
+      expect(data).toEqual(decodeEvent(stored)?.data);
+      expect(Object.keys(data as object)).toEqual(Object.keys(movementV1).map((key) => (key === 'secondActorId' ? 'witnessId' : key)));
+      expect(stored.data).toEqual(movementV1);
     });
 
     test('refuses data that is not an object', () => {

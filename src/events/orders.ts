@@ -73,8 +73,11 @@ export const orderEvents = {
       lines: z.array(orderLine).min(1).max(maxOrderLines),
       value: minorUnits.nonnegative().optional(),
       currency: currency.optional(),
+      /** How many lines the draft has (v2): a reader can tell a complete draft from a cut one. */
+      lineCount: z.number().int().positive(),
     })
-    .strict(),
+    .strict()
+    .refine((draft) => draft.lineCount === draft.lines.length, { message: 'lineCount is the number of lines', path: ['lineCount'] }),
   OrderSubmitted: z.object({ orderId: id, submittedBy: id, approvalPlan }).strict(),
   OrderApprovalRequested: z.object({ orderId: id, stage: z.string().min(1) }).strict(),
   OrderApprovalGranted: z.object({ orderId: id, stage: z.string().min(1), approverId: id, comment: z.string().optional() }).strict(),

@@ -45,7 +45,8 @@ export const stockEvents = {
       quantityDelta: quantity,
       reservedDelta: quantity.optional(),
       actorId: id,
-      secondActorId: id.optional(),
+      /** The second member who witnessed a high-value movement (v1: `secondActorId`). */
+      witnessId: id.optional(),
       fromWarehouseId: id.optional(),
       toWarehouseId: id.optional(),
       reasonCode: code.optional(),

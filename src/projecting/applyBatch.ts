@@ -134,9 +134,14 @@ export function decodeBatch(
   for (let index = 0; index < events.length; index += 1) typeCodes[index] = typeCodeOf.get((events[index] as RecordedEvent).type) ?? 0;
   const decodeErrors = new Map<number, string>();
   if (decoding === 'trusted' && suspects.size === 0) {
-    for (const raw of events) trustOne(raw, dataOf === undefined || dataOf.has(raw.type));
-    // Checked: each stored event is its own projected event.
-    return { events, projected: events as readonly RecordedEvent[] as readonly ProjectedEvent[], decodeErrors, typeCodes };
+    // Checked: each stored event is its own projected event, unless an older version was upcast.
+    let upcast: ProjectedEvent[] | undefined;
+    for (let index = 0; index < events.length; index += 1) {
+      const raw = events[index] as RecordedEvent;
+      const event = trustOne(raw, dataOf === undefined || dataOf.has(raw.type));
+      if (event !== (raw as unknown)) (upcast ??= [...(events as readonly RecordedEvent[] as readonly ProjectedEvent[])])[index] = event;
+    }
+    return { events, projected: upcast ?? (events as readonly RecordedEvent[] as readonly ProjectedEvent[]), decodeErrors, typeCodes };
   }
   const projected = new Array<ProjectedEvent | undefined>(events.length);
   for (let index = 0; index < events.length; index += 1) {
@@ -384,14 +389,15 @@ async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: rea
   }
 }
 
-/** The stored event itself as the projected event, once the trusted read has checked it. */
+/** The stored event itself as the projected event once the trusted read has checked it (its data upcast when older). */
 function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
+  let data: unknown;
   try {
-    checkTrustedEvent(raw, dataRead);
+    data = checkTrustedEvent(raw, dataRead);
   } catch (error) {
     throw new ReplayDecodeError(raw, error instanceof Error ? error.message : String(error));
   }
-  return raw as unknown as ProjectedEvent;
+  return (data === raw.data ? raw : { ...raw, data }) as unknown as ProjectedEvent;
 }
 
 /** Undefined for a type this code does not know; throws when the event breaks its schema. */

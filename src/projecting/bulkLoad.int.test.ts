@@ -133,7 +133,7 @@ describe('BulkLoader (COPY lanes of a rebuild, real Postgres)', () => {
     const { projection, names: rows, calls } = namesProjection('bulk_from_log');
     const fromLog = {
       ...projection,
-      fold: insertOnlyFolding({ ...rows, rowsOf: () => [], fromLog: sql.fragment`e.tenant_id, e.global_position, e.data->>'name', length(e.data->>'name') % 2 = 0, NULL` }),
+      fold: insertOnlyFolding({ ...rows, rowsOf: () => [], fromLog: { select: sql.fragment`e.tenant_id, e.global_position, e.data->>'name', length(e.data->>'name') % 2 = 0, NULL`, version: 1 } }),
     } satisfies Projection;
     // The log's head read directly (the store's head stops short of what other databases' open transactions may still see).
     const headOf = async (): Promise<LogHead> => {

@@ -10,7 +10,7 @@ import type { Logger } from '../platform/logger.js';
 import { driverText, sql } from '../platform/sql.js';
 import type { BatchTarget } from './applyBatch.js';
 import { copyText } from './copyText.js';
-import { currentSchemaVersion, eventSchemas } from '../events/index.js';
+import { eventSchemas } from '../events/index.js';
 import type { LogHead, LogPosition } from '../eventStore/eventStore.js';
 import {
   advanced,
@@ -132,9 +132,9 @@ export class BulkLoader {
    * (InsertedRows.fromLog), beside Node's folds: `INSERT … SELECT` of its events up to `head`, in
    * transactions of `chunkEvents` events of the log that each move the checkpoint (a killed replay
    * resumes from the last), then its deferred indexes and statistics. It checks what the trusted
-   * decode checks: its events at the current schema version with object data (log_event_unreadable
-   * stops the INSERT), and every type known (a scan of its own unless `typesChecked`: Node's decode
-   * reads the same range). A refusal throws LogLoadRefusedError: the replay runs again through
+   * decode checks: its events at a schema version its select reads (fromLog.version) with object
+   * data (log_event_unreadable stops the INSERT), and every type known (a scan of its own unless
+   * `typesChecked`: Node's decode reads the same range). A refusal throws LogLoadRefusedError: the replay runs again through
    * Node, which names the event at fault.
    */
   async loadFromLog(
@@ -145,7 +145,8 @@ export class BulkLoader {
     chunkEvents = logLoadChunkEvents,
   ): Promise<BatchTarget> {
     const bulk = target.projection.fold.rows;
-    const select = bulk?.fromLog;
+    const select = bulk?.fromLog?.select;
+    const version = bulk?.fromLog?.version ?? 0;
     if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
     const schemaName = target.generation.schemaName;
     const handles = sql.array([...target.projection.handles], 'text');
@@ -188,7 +189,7 @@ export class BulkLoader {
               INSERT INTO ${tableResolver(schemaName)(bulk.table)} (${columnList(bulk)})
               SELECT ${select} FROM events AS e
               WHERE e.event_type = ANY(${handles}) AND ${after(from)} AND ${upTo(to)}
-                AND CASE WHEN e.schema_version = ${currentSchemaVersion} AND jsonb_typeof(e.data) = 'object' THEN true
+                AND CASE WHEN e.schema_version BETWEEN 1 AND ${version} AND jsonb_typeof(e.data) = 'object' THEN true
                   ELSE log_event_unreadable(e.global_position, e.event_type, e.schema_version) END
             `,
           );

@@ -190,10 +190,13 @@ export type InsertedRows = {
   /**
    * The same rows as a select list over the log table (`events AS e`, one row per handled event),
    * for a rebuild that Postgres loads by itself when the log is in the same database
-   * (BulkLoader.loadFromLog): each column as rowsOf makes it. The replay tests hold the two to the
-   * same digest.
+   * (BulkLoader.loadFromLog): each column as rowsOf makes it of the event upcast to its current
+   * version, for every schema version up to `version` (a CASE on `e.schema_version` where a field
+   * changed). An event of a later version stops the load, and the replay runs through Node, which
+   * upcasts it. The replay tests hold the two to the same digest, on logs of mixed versions too,
+   * and `version` to the handled types' current version.
    */
-  readonly fromLog?: FragmentSqlToken;
+  readonly fromLog?: { readonly select: FragmentSqlToken; readonly version: number };
 };
 
 /** The rows' column names, in their values' order, for an INSERT or a COPY. */

@@ -1,5 +1,4 @@
 import { pino } from 'pino';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { DatabasePool } from 'slonik';
@@ -14,9 +13,9 @@ import { sql } from '../../src/platform/sql.js';
 import { ReplayDecodeError, ReplayPoisonError } from '../../src/projecting/applyBatch.js';
 import { createGeneration, deferredIndexStatements, dropGenerationSchema, loadGenerations, missingDeferredIndexes, setGenerationState } from '../../src/projecting/generations.js';
 import { replayProjections, type ReplayOptions } from '../../src/projecting/replay.js';
-import { projectionsReport } from '../../src/projecting/status.js';
-import { cliPath, processesEnded, processTree, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
+import { buildingGenerations, killReplayAt } from '../support/killedReplay.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 import { eventually } from '../support/eventually.js';
 import { seededRandom } from '../support/seededRandom.js';
@@ -37,14 +36,6 @@ async function openSeeded(scale: 'small' | 'medium'): Promise<Seeded & { workspa
 async function closeSeeded(seeded: Seeded | undefined): Promise<void> {
   await seeded?.eventStore.close();
   await seeded?.database.close();
-}
-
-const buildingRow = z.object({ projection: z.string(), generation: z.number(), seen: z.bigint() });
-
-async function buildingGenerations(pool: DatabasePool) {
-  return pool.any(sql.type(buildingRow)`
-    SELECT projection, generation, events_seen AS seen FROM projection_generations WHERE state = 'building' ORDER BY projection
-  `);
 }
 
 /** Indexes of each projection's active generation. */
@@ -170,44 +161,6 @@ describe('replays of a medium seed (real Postgres)', () => {
     expect(await readModelDigests(pool, projections)).toEqual(Object.fromEntries(tables.map((table) => [table, expected[table]])));
   }, 600_000);
 
-  /**
-   * Starts `supply-api projections replay` (batches of `batch`, a write every three batches) and
-   * SIGKILLs it once the projections that have committed a write have all passed batch `killAt`;
-   * returns the generations it left building.
-   */
-  async function killReplayAt(killAt: number, batch: number) {
-    if (!seeded) throw new Error('no database');
-    const { pool, url } = seeded.database;
-    const child = spawn(process.execPath, [cliPath, 'projections', 'replay', '--parallel', '2', '--batch', String(batch), '--fold', String(3 * batch)], {
-      env: { PATH: process.env.PATH, DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const { eventStore } = seeded;
-    // Polled often: the moment it passes the batch is the moment to kill it.
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`the replay ended before batch ${killAt}: ${stderr.slice(-2000)}`);
-      const committed = (await buildingGenerations(pool)).filter((g) => g.seen > 0n);
-      const slowest = committed.reduce((min, g) => (g.seen < min ? g.seen : min), BigInt(Number.MAX_SAFE_INTEGER));
-      if (committed.length === 0 || slowest < BigInt(killAt * batch)) throw new Error(`the replay has not passed batch ${killAt} yet`);
-    }, { timeoutMs: 240_000, intervalMs: 5 });
-    // While it runs, status says a replay is building each generation.
-    const running = (await projectionsReport(pool, eventStore, allProjections)).projections.map((p) => p.building?.running);
-    expect(running.every((r) => r === true), JSON.stringify(running)).toBe(true);
-    const tree = processTree(child.pid ?? Number.NaN);
-    child.kill('SIGKILL');
-    // The command's replay process dies with it, a moment later; until then it holds the locks.
-    await exited;
-    await processesEnded(tree);
-    // Killed: once Postgres has ended its sessions, status says what it left is not being built
-    // any more (the next replay resumes it).
-    const stillRunning = async () => (await projectionsReport(pool, eventStore, allProjections)).projections.map((p) => p.building?.running);
-    await eventually(async () => expect(await stillRunning()).toEqual(allProjections.map(() => false)));
-    return buildingGenerations(pool);
-  }
-
   const replayedResult = z.object({
     events: z.number(),
     resumedAtEvents: z.number(),
@@ -226,7 +179,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     const before = (await loadGenerations(pool, ['active'])).map((g) => g.generation);
     const indexesBefore = await indexCounts(pool);
 
-    const left = await killReplayAt(killAt, batch);
+    const left = await killReplayAt(seeded.database, seeded.eventStore, killAt, batch);
     // Killed mid-load: its generations are left building, the live ones are as they were.
     expect(left.length).toBe(allProjections.length);
     expect((await loadGenerations(pool, ['active'])).map((g) => g.generation)).toEqual(before);
@@ -262,7 +215,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     const expected = await reference();
     const { pool, url } = seeded.database;
     const batch = 2000;
-    const left = await killReplayAt(6, batch);
+    const left = await killReplayAt(seeded.database, seeded.eventStore, 6, batch);
     expect(left.length).toBe(allProjections.length);
 
     const fresh = await runCli(['projections', 'replay', '--fresh', '--parallel', '2', '--batch', String(batch)], { DATABASE_URL: url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'warn' }, 300_000);
@@ -283,7 +236,7 @@ describe('replays of a medium seed (real Postgres)', () => {
     if (!seeded) throw new Error('no database');
     const expected = await reference();
     const { pool, url } = seeded.database;
-    const left = await killReplayAt(4, 2000);
+    const left = await killReplayAt(seeded.database, seeded.eventStore, 4, 2000);
     const tenants = left.find((g) => g.projection === 'tenants');
     if (tenants === undefined) throw new Error('no tenants generation left building');
     await pool.query(sql.typeAlias('void')`
@@ -396,7 +349,7 @@ describe('the trusted fast path never skips an event it cannot read (small seed)
    * projection reads the log through Node; otherwise Node's decode meets it).
    */
   const unreadable = [
-    { what: 'a movement at a later schema version', schemaVersion: 2, data: undefined, type: undefined, reason: /schema version 2/ },
+    { what: 'a movement at a later schema version', schemaVersion: 3, data: undefined, type: undefined, reason: /schema version 3 is newer than 2/ },
     { what: 'a movement whose data is not an object', schemaVersion: 1, data: ['mov_in_a_list'], type: undefined, reason: /not a JSON object/ },
     { what: 'an event of a type this code does not know', schemaVersion: 1, data: undefined, type: 'LedgerRepainted', reason: /unknown event type/ },
   ] as const;

@@ -77,6 +77,7 @@ export function draft(orderId: string, number: number, clinicId: string, at: str
       clinicId,
       destinationWarehouseId: 'wh_1',
       lines: [{ lineId: 'l1', catalogItemId: 'itm_1', sku: 'S', name: 'N', requestedQty: 1, unitOfMeasure: 'unit', categoryId: 'cat_1', highValue: false }],
+      lineCount: 1,
     },
     at,
   );

@@ -76,6 +76,7 @@ export function tenantEvents(tenantId: string) {
           clinicId,
           destinationWarehouseId: 'wh_express',
           lines: [{ lineId: 'lin_1', catalogItemId: 'itm_x', sku: 'X', name: 'X', requestedQty: 1, unitOfMeasure: 'unit', categoryId: 'cat_x', highValue: false }],
+          lineCount: 1,
         },
         o(when),
       ),

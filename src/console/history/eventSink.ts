@@ -1,6 +1,6 @@
 import type { StreamWrite } from '../../eventStore/eventStore.js';
 import { createIsoFormatter } from './isoFormatter.js';
-import { currentSchemaVersion, type DomainEventOf, type EventData, type EventEnvelope, type EventType } from '../../events/index.js';
+import { currentVersionOf, type DomainEventOf, type EventData, type EventEnvelope, type EventType } from '../../events/index.js';
 
 /**
  * Collects the events that the running task emits and hands them out as stream writes with exact
@@ -33,7 +33,7 @@ export function createEventSink(): EventSink {
       // Not newEvent: its schema check costs more than the rest of the simulation per event, and a
       // large history has a million of them. The data is typed by the catalogue here, and the tests
       // decode every event of generated histories against the schemas (refinements included).
-      const event = { eventId, tenantId, occurredAt: isoAt(atMs), schemaVersion: currentSchemaVersion, type, data } as EventEnvelope<DomainEventOf<typeof type>>;
+      const event = { eventId, tenantId, occurredAt: isoAt(atMs), schemaVersion: currentVersionOf(type), type, data } as EventEnvelope<DomainEventOf<typeof type>>;
       pending.push({ streamName, event });
     },
     drain: () => {

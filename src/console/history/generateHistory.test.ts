@@ -156,7 +156,7 @@ describe('generateHistory, small scale, two tenants', () => {
     expect(movements.filter((m) => m.type === 'reserve' || m.type === 'release' || m.type === 'issue').every((m) => m.reservedDelta !== undefined)).toBe(true);
     expect(movements.filter((m) => m.type === 'transfer').every((m) => m.fromWarehouseId !== undefined && m.toWarehouseId !== undefined)).toBe(true);
     expect(movements.filter((m) => m.type === 'adjust' || m.type === 'dispose').every((m) => m.reasonCode !== undefined)).toBe(true);
-    expect(movements.some((m) => m.secondActorId !== undefined)).toBe(true);
+    expect(movements.some((m) => m.witnessId !== undefined)).toBe(true);
     expect(movements.some((m) => m.splitId !== undefined)).toBe(true);
     expect(movements.filter((m) => m.idempotencyKey !== undefined).length).toBeGreaterThan(movements.length * 0.8);
     const orderIds = new Set(events.flatMap((event) => (event.type === 'OrderDrafted' ? [event.data.orderId] : [])));

@@ -76,6 +76,7 @@ export function draftOrder(ctx: TenantContext, request: OrderRequest): SimOrder 
     ...(request.patientRef === undefined ? {} : { patientRef: request.patientRef }),
     lines,
     ...(order.value === undefined ? {} : { value: order.value, currency: world.currency }),
+    lineCount: lines.length,
   });
   for (const line of lines) addTo(world.onOrder, stockKey(order.destination.id, line.catalogItemId), line.requestedQty);
   if (order.fate.abandon) {

@@ -45,7 +45,7 @@ export function recordMovement(ctx: TenantContext, box: Box, input: MovementInpu
     occurredAt: input.occurredAtMs === undefined || input.occurredAtMs >= ctx.now() ? ctx.isoNow() : iso(input.occurredAtMs),
   };
   if (input.reservedDelta !== undefined) data.reservedDelta = input.reservedDelta;
-  if (input.secondActorId !== undefined) data.secondActorId = input.secondActorId;
+  if (input.secondActorId !== undefined) data.witnessId = input.secondActorId;
   if (input.fromWarehouseId !== undefined) data.fromWarehouseId = input.fromWarehouseId;
   if (input.toWarehouseId !== undefined) data.toWarehouseId = input.toWarehouseId;
   if (input.reasonCode !== undefined) data.reasonCode = input.reasonCode;
