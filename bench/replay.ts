@@ -223,7 +223,7 @@ type Replayed = { events: number; seconds: number; rssStart: number; rssPeak: nu
  * every Postgres process of the server, with the backends that exited (a postmaster's reaped
  * children) counted through its cutime/cstime.
  */
-async function commandReplay(options: {
+export async function commandReplay(options: {
   readonly connectionUri: string;
   /** The bench database: the Postgres CPU counted is that of the backends serving it. */
   readonly database: string;

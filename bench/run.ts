@@ -24,6 +24,7 @@ const benches: Readonly<Record<string, () => Promise<BenchModule>>> = {
   analytics: () => import('./analytics.js'),
   export: () => import('./export.js'),
   sync: () => import('./sync.js'),
+  versions: () => import('./versions.js'),
 };
 
 async function main(argv: readonly string[]): Promise<number> {

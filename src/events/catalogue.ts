@@ -34,6 +34,9 @@ export function currentVersionOf(type: EventType): number {
   return 1 + (upcasters[type]?.length ?? 0);
 }
 
+/** The newest schema version of each type a reader reads: this code's (currentVersionOf), or an older release's. */
+export type KnownVersions = (type: EventType) => number;
+
 /**
  * What every event carries besides its data: tenant (workspace) id, event id, when it occurred and
  * the schema version of its data.
@@ -102,14 +105,15 @@ function envelopeOf(raw: RawEvent & { type: EventType }, data: unknown): EventEn
 /**
  * The event's data in the current version of its type: upcast through each change since the
  * version it was written in (the data itself when it is current). Throws EventVersionError for a
- * version newer than this code knows, and EventDecodeError for one below 1. Data that is not an
+ * version newer than the reader knows (`knownVersion`: this code's, or an older release's as the
+ * projector may be told to read), and EventDecodeError for one below 1. Data that is not an
  * object is left as it is, for the schema (or the trusted read) to refuse.
  */
-export function upcastData(raw: RawEvent & { type: EventType }): unknown {
-  const known = currentVersionOf(raw.type);
+export function upcastData(raw: RawEvent & { type: EventType }, knownVersion: KnownVersions = currentVersionOf): unknown {
+  const known = knownVersion(raw.type);
   if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, raw.type, raw.schemaVersion, known);
   if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, raw.type, `schema version ${raw.schemaVersion} is not a version`);
-  if (raw.schemaVersion === known || typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) return raw.data;
+  if (raw.schemaVersion === currentVersionOf(raw.type) || typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) return raw.data;
   let data = raw.data as Record<string, unknown>;
   for (const upcast of (upcasters[raw.type] ?? []).slice(raw.schemaVersion - 1)) data = upcast(data, raw);
   return data;
@@ -122,12 +126,12 @@ export function upcastData(raw: RawEvent & { type: EventType }): unknown {
  * schema version newer than this code knows throws EventVersionError (valid data this code cannot
  * read yet: projectors hold at it rather than dead-letter it).
  */
-export function decodeEvent(raw: RawEvent): EventEnvelope | undefined {
+export function decodeEvent(raw: RawEvent, knownVersion: KnownVersions = currentVersionOf): EventEnvelope | undefined {
   if (!isKnownEventType(raw.type)) {
     return undefined;
   }
   const type = raw.type;
-  const parsed = eventSchemas[type].safeParse(upcastData({ ...raw, type }));
+  const parsed = eventSchemas[type].safeParse(upcastData({ ...raw, type }, knownVersion));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new EventDecodeError(raw.eventId, raw.type, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);

@@ -1,6 +1,6 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { checkTrustedEvent, decodeEvent, eventSchemas, type EventType } from '../events/index.js';
+import { checkTrustedEvent, currentVersionOf, decodeEvent, eventSchemas, EventVersionError, type EventType, type KnownVersions } from '../events/index.js';
 import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
@@ -50,6 +50,19 @@ export type BatchResult = {
   readonly deadLetters: readonly DeadLetter[];
   /** The batch changed who may read (a projection that governs access handled events): the caller waits for the leased standbys once it has committed. */
   readonly accessChanged?: boolean;
+  /** Projections that stopped before an event of a version newer than the reader knows (their checkpoints stay before it). */
+  readonly held?: readonly HeldEvent[];
+};
+
+/** Where a projection holds: the first event it handles whose schema version is newer than the reader knows. */
+export type HeldEvent = {
+  readonly projection: string;
+  readonly position: LogPosition;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly streamName: string;
+  readonly schemaVersion: number;
+  readonly knownVersion: number;
 };
 
 /**
@@ -62,6 +75,8 @@ export type DecodedBatch = {
   readonly events: readonly RecordedEvent[];
   readonly projected: readonly (ProjectedEvent | undefined)[];
   readonly decodeErrors: ReadonlyMap<number, string>;
+  /** Events of a schema version newer than the reader knows, when it holds at them (decodeBatch's `holdAt`). */
+  readonly newer?: ReadonlyMap<number, EventVersionError>;
   /** Each event's type as a small number (0: a type this code does not know), read once for every projection. */
   readonly typeCodes: Uint8Array;
 };
@@ -122,13 +137,16 @@ export async function namedStop(error: unknown, eventStore: Pick<EventStore, 're
  * Decodes a batch ahead of applying it, so that a reader can decode the next batch while the
  * database writes the current one. `dataOf` (trusted only): the types whose data the read carried
  * (the types the replay's projections handle); the others' data was left out, and only their type
- * and schema version are checked.
+ * and schema version are checked. `holdAt` (strict only, the live projector): the versions the
+ * reader knows; an event of a newer one is noted in `newer` (its projections hold there) rather
+ * than as a decode error (a poison event).
  */
 export function decodeBatch(
   events: readonly RecordedEvent[],
   decoding: EventDecoding = 'strict',
   suspects: ReadonlySet<string> = noSuspects,
   dataOf?: ReadonlySet<string>,
+  holdAt?: KnownVersions,
 ): DecodedBatch {
   const typeCodes = new Uint8Array(events.length);
   for (let index = 0; index < events.length; index += 1) typeCodes[index] = typeCodeOf.get((events[index] as RecordedEvent).type) ?? 0;
@@ -144,6 +162,7 @@ export function decodeBatch(
     return { events, projected: upcast ?? (events as readonly RecordedEvent[] as readonly ProjectedEvent[]), decodeErrors, typeCodes };
   }
   const projected = new Array<ProjectedEvent | undefined>(events.length);
+  const newer = new Map<number, EventVersionError>();
   for (let index = 0; index < events.length; index += 1) {
     const raw = events[index] as RecordedEvent;
     const dataRead = dataOf === undefined || dataOf.has(raw.type);
@@ -154,12 +173,13 @@ export function decodeBatch(
       continue;
     }
     try {
-      projected[index] = decodeOne(raw);
+      projected[index] = decodeOne(raw, holdAt);
     } catch (error) {
-      decodeErrors.set(index, error instanceof Error ? error.message : String(error));
+      if (holdAt !== undefined && error instanceof EventVersionError) newer.set(index, error);
+      else decodeErrors.set(index, error instanceof Error ? error.message : String(error));
     }
   }
-  return { events, projected, decodeErrors, typeCodes };
+  return { events, projected, decodeErrors, typeCodes, newer };
 }
 
 /**
@@ -267,20 +287,35 @@ export async function applyBatchInTransaction(
     applied,
     deadLetters,
     accessChanged,
+    held: plans.flatMap((plan) => (plan.held === undefined ? [] : [plan.held])),
   };
 }
 
-/** What one batch means for one target: the events it handles (indexes in the batch), and how far its checkpoint moves. */
-export type TargetPlan = { readonly target: BatchTarget; readonly handled: readonly number[]; readonly advance: CheckpointAdvance | undefined };
+/**
+ * What one batch means for one target: the events it handles (indexes in the batch), how far its
+ * checkpoint moves, and where it holds (an event it handles of a version newer than the reader knows).
+ */
+export type TargetPlan = {
+  readonly target: BatchTarget;
+  readonly handled: readonly number[];
+  readonly advance: CheckpointAdvance | undefined;
+  readonly held?: HeldEvent;
+};
 
-/** The events of `batch` after the target's checkpoint that its projection handles, and its checkpoint's advance. */
+/**
+ * The events of `batch` after the target's checkpoint that its projection handles, and its
+ * checkpoint's advance: to the end of the batch, or to the event before the first it handles of a
+ * newer version than the reader knows (batch.newer), where it holds.
+ */
 export function planTarget(target: BatchTarget, batch: DecodedBatch): TargetPlan {
-  const { events } = batch;
+  const start = firstAfter(batch.events, target.generation.checkpoint);
+  const all = handledIndexes(batch.typeCodes, target.projection, start);
+  const stop = batch.newer === undefined || batch.newer.size === 0 ? undefined : all.find((index) => batch.newer?.has(index) === true);
+  const events = stop === undefined ? batch.events : batch.events.slice(0, stop);
+  const handled = stop === undefined ? all : all.filter((index) => index < stop);
   const last = events.at(-1);
-  const start = firstAfter(events, target.generation.checkpoint);
-  const handled = handledIndexes(batch.typeCodes, target.projection, start);
   const advance: CheckpointAdvance | undefined =
-    start === events.length || last === undefined
+    start >= events.length || last === undefined
       ? undefined
       : {
           generation: target.generation,
@@ -289,7 +324,19 @@ export function planTarget(target: BatchTarget, batch: DecodedBatch): TargetPlan
           applied: handled.length,
           lastRecordedAt: last.recordedAt,
         };
-  return { target, handled, advance };
+  if (stop === undefined) return { target, handled, advance };
+  const raw = batch.events[stop] as RecordedEvent;
+  const error = batch.newer?.get(stop) as EventVersionError;
+  const held: HeldEvent = {
+    projection: target.projection.name,
+    position: raw.position,
+    eventId: raw.eventId,
+    eventType: raw.type,
+    streamName: raw.streamName,
+    schemaVersion: error.version,
+    knownVersion: error.known,
+  };
+  return { target, handled, advance, held };
 }
 
 async function applyToTarget(
@@ -401,8 +448,8 @@ function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
 }
 
 /** Undefined for a type this code does not know; throws when the event breaks its schema. */
-function decodeOne(raw: RecordedEvent): ProjectedEvent | undefined {
-  const envelope = decodeEvent(raw);
+function decodeOne(raw: RecordedEvent, knownVersion: KnownVersions = currentVersionOf): ProjectedEvent | undefined {
+  const envelope = decodeEvent(raw, knownVersion);
   if (envelope === undefined) return undefined;
   // The envelope is a fresh object of this call: extend it rather than copy it.
   return Object.assign(envelope, { position: raw.position, streamName: raw.streamName, recordedAt: raw.recordedAt });

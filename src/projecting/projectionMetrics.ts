@@ -34,6 +34,7 @@ export function registerProjectionMetrics(registry: Registry, report: () => Prom
   fromReport('supply_projection_lag_events', 'Visible log events the projection has not seen yet', (p) => p.lagEvents);
   fromReport('supply_projection_lag_seconds', 'Age in seconds of the oldest log event the projection has not applied (0 when caught up), measured at scrape time', (p) => p.lagSeconds);
   fromReport('supply_projection_dead_letters', 'Dead letters recorded for the active generation', (p) => p.deadLetters);
+  fromReport('supply_projection_held', '1 while the projection holds before an event of a schema version newer than this release reads', (p) => (p.held === undefined ? 0 : 1));
   return {
     applied: (projection, events) => applied.inc({ projection }, events),
     deadLettered: (letter) => deadLettered.inc({ projection: letter.projection }),

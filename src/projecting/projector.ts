@@ -4,9 +4,10 @@ import type { EventStore } from '../eventStore/eventStore.js';
 import type { BulkLoadOptions } from './bulkLoad.js';
 import type { Logger } from '../platform/logger.js';
 import { awaitLeasedStandbys } from '../platform/readLeases.js';
-import { applyBatchInTransaction, type BatchTarget, type DeadLetter } from './applyBatch.js';
+import { currentVersionOf, type KnownVersions } from '../events/index.js';
+import { applyBatchInTransaction, decodeBatch, type BatchTarget, type DeadLetter } from './applyBatch.js';
 import { CheckpointConflictError, ensureActiveGenerations, loadGenerations } from './generations.js';
-import { minimumCheckpoint } from './logPositions.js';
+import { formatPosition, minimumCheckpoint } from './logPositions.js';
 import type { Projection } from './projection.js';
 import { withProjectionLocks } from './projectionLocks.js';
 import { replayProjections } from './replay.js';
@@ -29,6 +30,13 @@ export type ProjectorOptions = {
   readonly lockRetryMs?: number;
   /** Rebuilds of changed projections load insert-only tables with COPY (real Postgres; see ReplayOptions). */
   readonly bulkLoad?: BulkLoadOptions;
+  /**
+   * The newest schema version of each event type it reads: this code's (the default), or, to see
+   * what an older release does with a log a newer console wrote, that release's. A projection
+   * holds before an event it handles of a newer version (docs/operators.md, "Deploying a change to
+   * an event"): it is neither applied nor dead-lettered, and a release that reads it picks it up.
+   */
+  readonly knownVersions?: KnownVersions;
 };
 
 export type Projector = {
@@ -46,6 +54,7 @@ export type Projector = {
 export function startProjector(options: ProjectorOptions): Projector {
   const { pool, eventStore, projections, logger } = options;
   const batchSize = options.batchSize ?? 2000;
+  const knownVersions = options.knownVersions ?? currentVersionOf;
   const lockRetryMs = options.lockRetryMs ?? 1000;
   const stopping = new AbortController();
 
@@ -149,8 +158,21 @@ export function startProjector(options: ProjectorOptions): Projector {
     let targets = initial;
     try {
       for await (const batch of eventStore.subscribe({ from: minimumCheckpoint(targets.map((t) => t.generation.checkpoint)), batchSize, signal })) {
-        const result = await pool.transaction((tx) => applyBatchInTransaction(tx, targets, batch, 'live', logger));
-        targets = result.targets;
+        const decoded = decodeBatch(batch, 'strict', undefined, undefined, knownVersions);
+        const result = await pool.transaction((tx) => applyBatchInTransaction(tx, targets, decoded, 'live', logger));
+        // A projection that holds follows no more of the log in this process (this code cannot read
+        // the event it holds at; status and supply_projection_held say so); the others go on.
+        for (const held of result.held ?? []) {
+          logger.error(
+            { ...held, position: formatPosition(held.position) },
+            'projection holds: the event is of a schema version newer than this release reads; deploy a release that reads it (readers before writers)',
+          );
+        }
+        targets = result.targets.filter((target) => !(result.held ?? []).some((held) => held.projection === target.projection.name));
+        if (targets.length === 0) {
+          await sleep(lockRetryMs * 60, undefined, { signal }).catch(() => undefined);
+          return;
+        }
         // A suspension or reactivation is on every leased standby before the next batch (docs/operators.md).
         if (result.accessChanged === true) await awaitLeasedStandbys(pool, { signal });
         for (const [projection, count] of result.applied) options.observer?.applied(projection, count);

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { compareLogPositions, logStart, type EventStore, type LogPosition } from '../eventStore/eventStore.js';
+import { currentVersionOf, isKnownEventType } from '../events/index.js';
+import { compareLogPositions, logStart, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { sql } from '../platform/sql.js';
 import { loadGenerations, type Generation } from './generations.js';
@@ -41,6 +42,12 @@ export type ProjectionStatus = {
    */
   readonly building?: { readonly generation: number; readonly lagEvents: number; readonly running: boolean };
   readonly lastFailure?: { readonly generation: number; readonly error: string };
+  /**
+   * The projection holds: the next event after its checkpoint is one it handles, of a schema
+   * version newer than this release reads. Live projectors of this release stop there (it is not
+   * dead-lettered); a release that reads the version picks it up (docs/operators.md).
+   */
+  readonly held?: { readonly position: string; readonly eventId: string; readonly eventType: string; readonly schemaVersion: number; readonly knownVersion: number };
 };
 
 export type ProjectionsReport = {
@@ -88,17 +95,28 @@ export async function projectionsReport(
   const replaying = buildingNames.length === 0 ? new Set<string>() : await heldProjectionLocks(db, 'replay', buildingNames);
   // The oldest event not applied: one read of the log per checkpoint that lags (projections share them).
   const now = clock.now().getTime();
-  const oldestUnapplied = new Map<string, Promise<string | undefined>>();
+  const oldestUnapplied = new Map<string, Promise<RecordedEvent | undefined>>();
+  const nextAfter = (checkpoint: LogPosition): Promise<RecordedEvent | undefined> => {
+    const key = formatPosition(checkpoint);
+    let next = oldestUnapplied.get(key);
+    if (next === undefined) {
+      next = eventStore.readAll(checkpoint, 1).then((read) => read.events[0]);
+      oldestUnapplied.set(key, next);
+    }
+    return next;
+  };
   const lagSecondsFrom = async (checkpoint: LogPosition, lagEvents: number): Promise<number> => {
     if (lagEvents <= 0) return 0;
-    const key = formatPosition(checkpoint);
-    let recordedAt = oldestUnapplied.get(key);
-    if (recordedAt === undefined) {
-      recordedAt = eventStore.readAll(checkpoint, 1).then((read) => read.events[0]?.recordedAt);
-      oldestUnapplied.set(key, recordedAt);
-    }
-    const at = await recordedAt;
+    const at = (await nextAfter(checkpoint))?.recordedAt;
     return at === undefined ? 0 : Math.max(0, (now - Date.parse(at)) / 1000);
+  };
+  const heldAt = async (projection: Projection, active: Generation | undefined, lagEvents: number): Promise<ProjectionStatus['held']> => {
+    if (active === undefined || lagEvents <= 0) return undefined;
+    const next = await nextAfter(active.checkpoint);
+    if (next === undefined || !isKnownEventType(next.type) || !projection.handles.includes(next.type)) return undefined;
+    const knownVersion = currentVersionOf(next.type);
+    if (next.schemaVersion <= knownVersion) return undefined;
+    return { position: formatPosition(next.position), eventId: next.eventId, eventType: next.type, schemaVersion: next.schemaVersion, knownVersion };
   };
   const statuses: ProjectionStatus[] = [];
   for (const projection of projections) {
@@ -119,6 +137,7 @@ export async function projectionsReport(
             LIMIT 5
           `);
     const lagEvents = active ? Number(head.eventCount - active.eventsSeen) : Number(head.eventCount);
+    const held = await heldAt(projection, active, lagEvents);
     statuses.push({
       projection: projection.name,
       state: stateOf(projection, active, lagEvents),
@@ -149,6 +168,7 @@ export async function projectionsReport(
       ...(failed && (!active || failed.generation > active.generation) && failed.error !== undefined
         ? { lastFailure: { generation: failed.generation, error: failed.error } }
         : {}),
+      ...(held === undefined ? {} : { held }),
     });
   }
   return {

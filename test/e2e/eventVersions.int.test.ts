@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -6,17 +9,23 @@ import { briefingMetricSubjects, briefingSubject } from '../../src/analytics/sub
 import { maxAnalyticsCaps } from '../../src/config/analyticsCaps.js';
 import { generateHistory } from '../../src/console/history/generateHistory.js';
 import { seed } from '../../src/console/seed.js';
-import type { EventStore } from '../../src/eventStore/eventStore.js';
+import { currentVersionOf, newEvent } from '../../src/events/index.js';
+import { compareLogPositions, type EventStore } from '../../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../../src/eventStore/postgresEventStore.js';
 import { sql } from '../../src/platform/sql.js';
 import { startProjector } from '../../src/projecting/projector.js';
 import { replayProjections } from '../../src/projecting/replay.js';
-import { waitForProjections } from '../../src/projecting/status.js';
+import { loadGenerations } from '../../src/projecting/generations.js';
+import { formatPosition } from '../../src/projecting/logPositions.js';
+import { registerProjectionMetrics } from '../../src/projecting/projectionMetrics.js';
+import { projectionsReport, waitForProjections } from '../../src/projecting/status.js';
 import { computeWithEvidence } from '../../src/reporting/analyticsReads.js';
 import { verifyEvidenceMany } from '../../src/reporting/verifyEvidence.js';
 import { runCli } from '../support/cli.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { createPostgresTestDatabase, silentLogger, type TestDatabase } from '../support/databases.js';
 import { consoleThatChanged } from '../support/eventVersions.js';
+import { eventually } from '../support/eventually.js';
 import { killReplayAt } from '../support/killedReplay.js';
 import { readModelDigests } from '../support/projectionTestBed.js';
 
@@ -147,4 +156,123 @@ describe('a log whose events changed version halfway (real Postgres)', () => {
     const expected = await readModelDigests(pool, allProjections);
     for (const [path, tables] of Object.entries(digests)) expect(tables, path).toEqual(expected);
   }, 600_000);
+});
+
+describe('events of a version newer than the reader knows (real Postgres)', () => {
+  let database: TestDatabase | undefined;
+  let eventStore: EventStore | undefined;
+  const handlesMovements = allProjections.filter((p) => p.handles.includes('StockMovementRecorded')).map((p) => p.name);
+  const handlesDrafts = allProjections.filter((p) => p.handles.includes('OrderDrafted')).map((p) => p.name);
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase();
+    eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+    // The history, its older half written before both changes.
+    let total = 0;
+    for (const write of generateHistory(params)) total += write.events.length;
+    await seed({ eventStore: consoleThatChanged(eventStore, { firstVersionEvents: Math.floor(total / 2) }).store, params });
+  }, 120_000);
+  afterAll(async () => {
+    await eventStore?.close();
+    await database?.close();
+  });
+
+  test('an older release holds the projections that handle a changed type; the release that reads it picks them up, without a rebuild', async () => {
+    if (!database || !eventStore) throw new Error('no database');
+    const { pool, url } = database;
+
+    // A release from before both changes: it reads version 1 of every type.
+    const holds: string[] = [];
+    const logger = createLogger('error', { write: (line: string) => void holds.push(line) });
+    const older = startProjector({ pool, eventStore, projections: allProjections, logger, lockRetryMs: 200, knownVersions: () => 1 });
+    const firstOf = async (type: string) =>
+      pool.one(sql.type(z.object({ tx: z.string(), seq: z.bigint() }))`
+        SELECT transaction_id::text AS tx, global_position AS seq FROM events WHERE event_type = ${type} AND schema_version = 2
+        ORDER BY transaction_id, global_position LIMIT 1
+      `);
+    const [movement, draft] = [await firstOf('StockMovementRecorded'), await firstOf('OrderDrafted')];
+    try {
+      // Those that handle a changed type hold (and say so), those that handle neither reach the head.
+      const holding = [...new Set([...handlesMovements, ...handlesDrafts])].sort();
+      await eventually(() => {
+        const said = holds.map((line) => z.object({ projection: z.string(), msg: z.string() }).parse(JSON.parse(line)));
+        expect(said.every((s) => s.msg.startsWith('projection holds'))).toBe(true);
+        expect([...new Set(said.map((s) => s.projection))].sort()).toEqual(holding);
+      }, { timeoutMs: 60_000 });
+      await eventually(async () => {
+        const head = await eventStore?.head();
+        for (const generation of await loadGenerations(pool, ['active'])) {
+          if (!holding.includes(generation.projection)) expect(generation.checkpoint, generation.projection).toEqual(head?.position);
+        }
+      }, { timeoutMs: 60_000 });
+      // Each holds right before the first event it handles of version 2.
+      const held = await loadGenerations(pool, ['active']);
+      for (const generation of held.filter((g) => holding.includes(g.projection))) {
+        const stops = [handlesMovements.includes(generation.projection) ? movement : undefined, handlesDrafts.includes(generation.projection) ? draft : undefined]
+          .filter((stop) => stop !== undefined)
+          .map((stop) => ({ tx: BigInt(stop.tx), seq: stop.seq }))
+          .sort(compareLogPositions);
+        const next = (await eventStore.readAll(generation.checkpoint, 1)).events[0];
+        expect(next?.position, generation.projection).toEqual(stops[0]);
+      }
+      // Held, not skipped: nothing is dead-lettered, and the checkpoints stay where they are.
+      expect(await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM projection_dead_letters`)).toBe(0);
+      await sleep(1000);
+      expect((await loadGenerations(pool, ['active'])).map((g) => g.checkpoint)).toEqual(held.map((g) => g.checkpoint));
+    } finally {
+      await older.stop();
+    }
+    const generations = (await loadGenerations(pool, ['active'])).map((g) => [g.projection, g.generation]);
+
+    // The release that reads version 2: the same generations go on to the head.
+    const current = startProjector({ pool, eventStore, projections: allProjections, logger: silentLogger, lockRetryMs: 200 });
+    try {
+      await waitForProjections(pool, eventStore, allProjections, 120);
+    } finally {
+      await current.stop();
+    }
+    expect((await loadGenerations(pool, ['active'])).map((g) => [g.projection, g.generation])).toEqual(generations);
+    const live = await readModelDigests(pool, allProjections);
+    await replayProjections({ pool, eventStore, projections: allProjections, logger: silentLogger, bulkLoad: { connectionUri: url } });
+    expect(await readModelDigests(pool, allProjections)).toEqual(live);
+  }, 300_000);
+
+  test('status and supply_projection_held name the event a projection holds at, and nothing after it is applied', async () => {
+    if (!database || !eventStore) throw new Error('no database');
+    const { pool } = database;
+    await replayProjections({ pool, eventStore, projections: allProjections, logger: silentLogger });
+    const workspaceId = (await pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT tenant_id AS id FROM events ORDER BY global_position LIMIT 1`));
+    const movement = newEvent(
+      'StockMovementRecorded',
+      { movementId: 'mov_from_the_future', type: 'adjust', boxId: 'box_future', catalogItemId: 'itm_future', quantityDelta: 1, actorId: 'mem_future', occurredAt: params.asOf },
+      { eventId: randomUUID(), tenantId: workspaceId, occurredAt: params.asOf },
+    );
+    const future = { ...movement, schemaVersion: currentVersionOf('StockMovementRecorded') + 1 };
+    const { position } = await eventStore.append(`supply.box-${workspaceId}.box_future`, [future], 'any');
+    // A movement this release reads, after it: the projections that hold do not get to it.
+    const after = newEvent('StockMovementRecorded', { ...movement.data, movementId: 'mov_after' }, { eventId: randomUUID(), tenantId: workspaceId, occurredAt: params.asOf });
+    await eventStore.append(`supply.box-${workspaceId}.box_future`, [after], 'any');
+
+    const projector = startProjector({ pool, eventStore, projections: allProjections, logger: silentLogger, lockRetryMs: 200 });
+    try {
+      const registry = new Registry();
+      registerProjectionMetrics(registry, () => projectionsReport(pool, eventStore as EventStore, allProjections));
+      await eventually(async () => {
+        const report = await projectionsReport(pool, eventStore as EventStore, allProjections);
+        const heldBy = report.projections.filter((p) => p.held !== undefined);
+        expect(heldBy.map((p) => p.projection).sort()).toEqual([...handlesMovements].sort());
+        for (const p of heldBy) {
+          expect(p.held).toEqual({ position: formatPosition(position), eventId: future.eventId, eventType: 'StockMovementRecorded', schemaVersion: future.schemaVersion, knownVersion: future.schemaVersion - 1 });
+          expect(p.lagEvents).toBe(2);
+        }
+        expect(report.projections.filter((p) => p.held === undefined).every((p) => p.lagEvents === 0)).toBe(true);
+        const metrics = await registry.getSingleMetricAsString('supply_projection_held');
+        expect(metrics).toContain('supply_projection_held{projection="stock_movements"} 1');
+        expect(metrics).toContain('supply_projection_held{projection="tenants"} 0');
+      }, { timeoutMs: 60_000 });
+      expect(await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM projection_dead_letters`)).toBe(0);
+    } finally {
+      await projector.stop();
+    }
+  }, 300_000);
 });
