@@ -8,12 +8,16 @@ export type UpcastContext = { readonly occurredAt: string };
  * what that version's schema allowed: the same stored event always gives the same data, so rebuilds
  * and evidence recomputed years later agree with what was served.
  */
-export type Upcaster = (data: Readonly<Record<string, unknown>>, event: UpcastContext) => Record<string, unknown>;
+export type Upcaster = (data: Readonly<Record<string, unknown>>, event: UpcastContext) => Readonly<Record<string, unknown>>;
 
-/** The field renamed, in its place among the others (the key order of the data as written). */
+/**
+ * The field renamed, in its place among the others (the key order of the data as written). Data
+ * without the field is returned as it is (never changed: upcasters copy what they change), so a
+ * replay hands most such events on without a copy.
+ */
 function renameField(from: string, to: string): Upcaster {
   return (data) => {
-    if (!Object.hasOwn(data, from)) return { ...data };
+    if (!Object.hasOwn(data, from)) return data;
     const renamed: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(data)) renamed[key === from ? to : key] = value;
     return renamed;
