@@ -91,13 +91,13 @@ type RawEvent = {
 };
 
 /** The stored event's envelope around its data in the current version, once decoded. */
-function envelopeOf(raw: RawEvent & { type: EventType }, data: unknown): EventEnvelope {
+function envelopeOf(type: EventType, raw: RawEvent, data: unknown): EventEnvelope {
   return {
     eventId: raw.eventId,
     tenantId: raw.tenantId,
     occurredAt: raw.occurredAt,
-    schemaVersion: currentVersionOf(raw.type),
-    type: raw.type,
+    schemaVersion: currentVersionOf(type),
+    type,
     data,
   } as EventEnvelope;
 }
@@ -109,14 +109,18 @@ function envelopeOf(raw: RawEvent & { type: EventType }, data: unknown): EventEn
  * projector may be told to read), and EventDecodeError for one below 1. Data that is not an
  * object is left as it is, for the schema (or the trusted read) to refuse.
  */
-export function upcastData(raw: RawEvent & { type: EventType }, knownVersion: KnownVersions = currentVersionOf): unknown {
-  const known = knownVersion(raw.type);
-  if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, raw.type, raw.schemaVersion, known);
-  if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, raw.type, `schema version ${raw.schemaVersion} is not a version`);
-  if (raw.schemaVersion === currentVersionOf(raw.type) || typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) return raw.data;
-  let data = raw.data as Record<string, unknown>;
-  for (const upcast of (upcasters[raw.type] ?? []).slice(raw.schemaVersion - 1)) data = upcast(data, raw);
+export function upcastData(type: EventType, raw: RawEvent, knownVersion: KnownVersions = currentVersionOf): unknown {
+  checkVersion(type, raw, knownVersion(type));
+  if (raw.schemaVersion === currentVersionOf(type) || typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) return raw.data;
+  let data = raw.data as Readonly<Record<string, unknown>>;
+  for (const upcast of (upcasters[type] ?? []).slice(raw.schemaVersion - 1)) data = upcast(data, raw);
   return data;
+}
+
+/** Throws unless the event's schema version is one the reader knows: 1 to `known`. */
+function checkVersion(type: EventType, raw: RawEvent, known: number): void {
+  if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, type, raw.schemaVersion, known);
+  if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, type, `schema version ${raw.schemaVersion} is not a version`);
 }
 
 /**
@@ -131,12 +135,12 @@ export function decodeEvent(raw: RawEvent, knownVersion: KnownVersions = current
     return undefined;
   }
   const type = raw.type;
-  const parsed = eventSchemas[type].safeParse(upcastData({ ...raw, type }, knownVersion));
+  const parsed = eventSchemas[type].safeParse(upcastData(type, raw, knownVersion));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new EventDecodeError(raw.eventId, raw.type, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
-  return envelopeOf({ ...raw, type }, parsed.data);
+  return envelopeOf(type, raw, parsed.data);
 }
 
 /**
@@ -156,15 +160,13 @@ export function checkTrustedEvent(raw: RawEvent, dataRead = true): unknown {
     throw new EventDecodeError(raw.eventId, raw.type, 'unknown event type');
   }
   const type = raw.type;
-  const known = currentVersionOf(type);
-  if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, type, raw.schemaVersion, known);
-  if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, type, `schema version ${raw.schemaVersion} is not a version`);
+  checkVersion(type, raw, currentVersionOf(type));
   // A reader that left this type's data out of its read (EventStore.streamAll's dataOf) reads none of it.
   if (!dataRead) return raw.data;
   if (typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) {
     throw new EventDecodeError(raw.eventId, raw.type, '(root): the data is not a JSON object');
   }
-  return upcastData({ ...raw, type });
+  return upcastData(type, raw);
 }
 
 /** Builds an event for appending, checking its data against the catalogue first. */
