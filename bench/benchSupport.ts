@@ -11,7 +11,7 @@ import { createProgressBar } from '../src/cli/progressBar.js';
 import { checkKeyRequester } from '../src/console/keyRequester.js';
 import { seed } from '../src/console/seed.js';
 import type { SeedSummary, TenantSummary } from '../src/console/seedSummary.js';
-import { historyScales, type HistoryParams } from '../src/console/history/historyParams.js';
+import { historyDefaults, historyScales, type HistoryParams, type HistoryScale } from '../src/console/history/historyParams.js';
 import { issueKey, type IssuedKey } from '../src/keys/keyIssuer.js';
 import type { Scope } from '../src/keys/scopes.js';
 import { systemClock } from '../src/platform/clock.js';
@@ -307,6 +307,20 @@ export function percentile(sorted: Float64Array | readonly number[], fraction: n
 export function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/**
+ * The parseArgs options of a seeded history that historyParamsOf reads, with the bench's default
+ * scale; the as-of day is fixed by default so that every run seeds the same history.
+ */
+export function historyOptions(scale: HistoryScale) {
+  return {
+    scale: { type: 'string', default: scale },
+    tenants: { type: 'string', default: String(historyDefaults.tenants) },
+    days: { type: 'string', default: String(historyDefaults.days) },
+    seed: { type: 'string', default: '7' },
+    'as-of': { type: 'string', default: '2026-01-05' },
+  } as const;
 }
 
 /** The history options every seeding bench takes (`--seed --tenants --days --scale --as-of`); `fixed` ones are not read. */

@@ -7,7 +7,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { allProjections } from '../projections/index.js';
 import { generateHistory } from '../src/console/history/generateHistory.js';
-import { historyDefaults, type HistoryParams } from '../src/console/history/historyParams.js';
+import type { HistoryParams } from '../src/console/history/historyParams.js';
 import type { StreamWrite } from '../src/eventStore/eventStore.js';
 import { createPostgresEventStore } from '../src/eventStore/postgresEventStore.js';
 import { createDatabasePool } from '../src/platform/db.js';
@@ -18,6 +18,7 @@ import { readModelSchema } from '../src/projecting/generations.js';
 import { defaultReplayParallelism } from '../src/projecting/replay.js';
 import {
   createBenchDatabase,
+  historyOptions,
   historyParamsOf,
   inheritedButNotWanted,
   megabytes,
@@ -59,17 +60,12 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
   const { values } = parseArgs({
     args: [...args],
     options: {
-      scale: { type: 'string', default: 'large' },
-      tenants: { type: 'string', default: String(historyDefaults.tenants) },
-      days: { type: 'string', default: String(historyDefaults.days) },
-      seed: { type: 'string', default: '7' },
+      ...historyOptions('large'),
       batch: { type: 'string', default: '5000' },
       // Side-by-side projections (the command's pool has 10 connections).
       parallel: { type: 'string', default: String(Math.min(3, defaultReplayParallelism(availableParallelism()))) },
       strict: { type: 'boolean', default: false },
       single: { type: 'boolean', default: false },
-      // Fixed by default so that every run replays the same history.
-      'as-of': { type: 'string', default: '2026-01-05' },
     },
   });
   const params = historyParamsOf(values);

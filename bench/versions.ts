@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { generateHistory } from '../src/console/history/generateHistory.js';
-import { historyDefaults } from '../src/console/history/historyParams.js';
 import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { consoleThatChanged } from '../test/support/eventVersions.js';
-import { createBenchDatabase, historyParamsOf, note, openBenchStore, seedBenchHistory, type BenchDatabase } from './benchSupport.js';
+import { createBenchDatabase, historyOptions, historyParamsOf, note, openBenchStore, seedBenchHistory, type BenchDatabase } from './benchSupport.js';
 import { commandReplay } from './replay.js';
 import type { BenchResult } from './run.js';
 
@@ -23,14 +22,7 @@ import type { BenchResult } from './run.js';
 export async function run(args: readonly string[]): Promise<BenchResult> {
   const { values } = parseArgs({
     args: [...args],
-    options: {
-      scale: { type: 'string', default: 'large' },
-      tenants: { type: 'string', default: String(historyDefaults.tenants) },
-      days: { type: 'string', default: String(historyDefaults.days) },
-      seed: { type: 'string', default: '7' },
-      rounds: { type: 'string', default: '3' },
-      'as-of': { type: 'string', default: '2026-01-05' },
-    },
+    options: { ...historyOptions('large'), rounds: { type: 'string', default: '3' } },
   });
   const params = historyParamsOf(values);
   const rounds = Number(values.rounds);

@@ -40,6 +40,19 @@ import { readModelDigests } from '../support/projectionTestBed.js';
 const params = { seed: 41, tenants: 2, days: 90, scale: 'small', asOf: '2026-11-01T00:00:00.000Z' } as const;
 const caps = { ...maxAnalyticsCaps, exceptions: 50, comparison: 50, trend: 1000 };
 
+/** The history's length: the console's generator run dry (it writes nothing). */
+function historyLength(): number {
+  let total = 0;
+  for (const write of generateHistory(params)) total += write.events.length;
+  return total;
+}
+
+/** A database of its own and the Postgres event store on it. */
+async function openLog(): Promise<{ database: TestDatabase; eventStore: EventStore }> {
+  const database = await createPostgresTestDatabase();
+  return { database, eventStore: createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url }) };
+}
+
 const versionCount = z.object({ type: z.string(), version: z.number(), events: z.number(), witnessed: z.number() });
 
 async function versionsOf(pool: DatabasePool) {
@@ -75,8 +88,7 @@ describe('a log whose events changed version halfway (real Postgres)', () => {
   let eventStore: EventStore | undefined;
 
   beforeAll(async () => {
-    database = await createPostgresTestDatabase();
-    eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+    ({ database, eventStore } = await openLog());
   });
   afterAll(async () => {
     await eventStore?.close();
@@ -86,9 +98,7 @@ describe('a log whose events changed version halfway (real Postgres)', () => {
   test('live, evidence minted on the first versions verifies after the change; trusted, strict and resumed rebuilds equal the all-current tables', async () => {
     if (!database || !eventStore) throw new Error('no database');
     const { pool, url } = database;
-    // The history's length: the console's generator run dry (it writes nothing).
-    let total = 0;
-    for (const write of generateHistory(params)) total += write.events.length;
+    const total = historyLength();
     const half = Math.floor(total / 2);
     const changed = consoleThatChanged(eventStore, { firstVersionEvents: half, holdAfter: half });
     const summary = await seed({ eventStore: changed.store, params });
@@ -165,12 +175,9 @@ describe('events of a version newer than the reader knows (real Postgres)', () =
   const handlesDrafts = allProjections.filter((p) => p.handles.includes('OrderDrafted')).map((p) => p.name);
 
   beforeAll(async () => {
-    database = await createPostgresTestDatabase();
-    eventStore = createPostgresEventStore({ pool: database.pool, kind: 'postgres', logger: silentLogger, connectionUri: database.url });
+    ({ database, eventStore } = await openLog());
     // The history, its older half written before both changes.
-    let total = 0;
-    for (const write of generateHistory(params)) total += write.events.length;
-    await seed({ eventStore: consoleThatChanged(eventStore, { firstVersionEvents: Math.floor(total / 2) }).store, params });
+    await seed({ eventStore: consoleThatChanged(eventStore, { firstVersionEvents: Math.floor(historyLength() / 2) }).store, params });
   }, 120_000);
   afterAll(async () => {
     await eventStore?.close();
