@@ -95,6 +95,24 @@ describe('projections status and wait for a person', () => {
     expect(statusTable(building(false))).toContain('orders: generation 3 left building by a replay that did not finish, 7 events behind; projections replay resumes it (--fresh starts over)');
   });
 
+  test('a projection that holds names the event, its version and the newest this release reads', () => {
+    const held: ProjectionsReport = {
+      ...report,
+      projections: [
+        {
+          ...(report.projections[1] as ProjectionsReport['projections'][number]),
+          recentDeadLetters: [],
+          deadLetters: 0,
+          held: { position: '0/31', eventId: 'evt_9', eventType: 'StockMovementRecorded', schemaVersion: 3, knownVersion: 2 },
+        },
+      ],
+    };
+    expect(statusTable(held)).toContain(
+      'analytics: holds before StockMovementRecorded evt_9 at 0/31, schema version 3; this release reads up to 2: deploy a release that reads it (docs/operators.md, "Deploying a change to an event")',
+    );
+    expect(statusTable(report)).not.toContain('holds before');
+  });
+
   test('a wait line names how many are live and the one furthest behind', () => {
     expect(waitLine(report, 4.2)).toBe('waiting 4s: 1 of 2 projections live at event 42; furthest behind: analytics (catching_up, 12 events, 3.3 s)');
   });

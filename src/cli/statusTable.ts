@@ -42,6 +42,12 @@ function notesOf(p: ProjectionStatus): string[] {
     );
   }
   if (p.lastFailure !== undefined) notes.push(`${p.projection}: replay of generation ${p.lastFailure.generation} failed: ${p.lastFailure.error}`);
+  if (p.held !== undefined) {
+    const { position, eventType, eventId, schemaVersion, knownVersion } = p.held;
+    notes.push(
+      `${p.projection}: holds before ${eventType} ${eventId} at ${position}, schema version ${schemaVersion}; this release reads up to ${knownVersion}: deploy a release that reads it (docs/operators.md, "Deploying a change to an event")`,
+    );
+  }
   if (p.state === 'outdated') notes.push(`${p.projection}: built by an older definition; the projector rebuilds it (or run projections replay --projection ${p.projection})`);
   for (const dead of p.recentDeadLetters) notes.push(`${p.projection}: dead letter at ${dead.position} (${dead.eventType}, ${dead.eventId}): ${dead.error}`);
   return notes;
