@@ -347,14 +347,17 @@ async function readProcess(pid: number): Promise<{ rss: number; cpuSeconds: numb
 /**
  * CPU seconds of the Postgres processes serving one database, from /proc: the backends whose
  * process title names it (`postgres: … user database host(port) state`, autovacuum workers
- * included) and the parallel workers of those backends. Each sample keeps every such process's
- * user + system time; the figure is the growth since a process was first seen (a backend that
+ * included) and the parallel workers of those backends, each process's title read once (the
+ * sampler runs beside the rebuild on the same cores: it reads as little as it can). Each sample
+ * keeps every such process's user + system time; the figure is the growth since a process was first seen (a backend that
  * exits between two samples loses its last 100 ms at most). The other helpers' databases, and the
  * server's shared processes (checkpointer, WAL writer), do not count.
  */
 class DatabaseCpu {
   private readonly first = new Map<number, number>();
   private readonly last = new Map<number, number>();
+  /** Each process's title as first read (what a backend serves does not change): read once a process. */
+  private readonly titles = new Map<number, string>();
   private sampled = false;
 
   constructor(private readonly database: string) {}
@@ -363,8 +366,14 @@ class DatabaseCpu {
     const titles = new Map<number, string>();
     for (const entry of await readdir('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      const title = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-      if (title.startsWith('postgres: ')) titles.set(Number(entry), title);
+      const pid = Number(entry);
+      let title = this.titles.get(pid);
+      if (title === undefined) {
+        title = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+        // A backend forked a moment ago still has the server's command line: read it again next time.
+        if (title.startsWith('postgres: ') || !title.includes('postgres')) this.titles.set(pid, title);
+      }
+      if (title.startsWith('postgres: ')) titles.set(pid, title);
     }
     const ours = new Set<number>();
     for (const [pid, title] of titles) if (title.includes(` ${this.database} `)) ours.add(pid);
