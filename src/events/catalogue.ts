@@ -110,17 +110,13 @@ function envelopeOf(type: EventType, raw: RawEvent, data: unknown): EventEnvelop
  * object is left as it is, for the schema (or the trusted read) to refuse.
  */
 export function upcastData(type: EventType, raw: RawEvent, knownVersion: KnownVersions = currentVersionOf): unknown {
-  checkVersion(type, raw, knownVersion(type));
+  const known = knownVersion(type);
+  if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, type, raw.schemaVersion, known);
+  if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, type, `schema version ${raw.schemaVersion} is not a version`);
   if (raw.schemaVersion === currentVersionOf(type) || typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) return raw.data;
   let data = raw.data as Readonly<Record<string, unknown>>;
   for (const upcast of (upcasters[type] ?? []).slice(raw.schemaVersion - 1)) data = upcast(data, raw);
   return data;
-}
-
-/** Throws unless the event's schema version is one the reader knows: 1 to `known`. */
-function checkVersion(type: EventType, raw: RawEvent, known: number): void {
-  if (raw.schemaVersion > known) throw new EventVersionError(raw.eventId, type, raw.schemaVersion, known);
-  if (raw.schemaVersion < 1) throw new EventDecodeError(raw.eventId, type, `schema version ${raw.schemaVersion} is not a version`);
 }
 
 /**
@@ -159,14 +155,14 @@ export function checkTrustedEvent(raw: RawEvent, dataRead = true): unknown {
   if (!isKnownEventType(raw.type)) {
     throw new EventDecodeError(raw.eventId, raw.type, 'unknown event type');
   }
-  const type = raw.type;
-  checkVersion(type, raw, currentVersionOf(type));
+  // Checks the version first; data that is not an object (or was left out) it hands back as it is.
+  const data = upcastData(raw.type, raw);
   // A reader that left this type's data out of its read (EventStore.streamAll's dataOf) reads none of it.
-  if (!dataRead) return raw.data;
-  if (typeof raw.data !== 'object' || raw.data === null || Array.isArray(raw.data)) {
+  if (!dataRead) return data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new EventDecodeError(raw.eventId, raw.type, '(root): the data is not a JSON object');
   }
-  return upcastData(type, raw);
+  return data;
 }
 
 /** Builds an event for appending, checking its data against the catalogue first. */

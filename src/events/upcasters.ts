@@ -15,7 +15,7 @@ export type Upcaster = (data: Readonly<Record<string, unknown>>, event: UpcastCo
  * without the field is returned as it is (never changed: upcasters copy what they change), so a
  * replay hands most such events on without a copy.
  */
-function renameField(from: string, to: string): Upcaster {
+export function renameField(from: string, to: string): Upcaster {
   return (data) => {
     if (!Object.hasOwn(data, from)) return data;
     const renamed: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { checkTrustedEvent, currentVersionOf, decodeEvent, eventSchemas, EventVersionError, type EventType, type KnownVersions } from '../events/index.js';
+import { checkTrustedEvent, decodeEvent, eventSchemas, EventVersionError, type EventType, type KnownVersions } from '../events/index.js';
 import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
@@ -51,7 +51,7 @@ export type BatchResult = {
   /** The batch changed who may read (a projection that governs access handled events): the caller waits for the leased standbys once it has committed. */
   readonly accessChanged?: boolean;
   /** Projections that stopped before an event of a version newer than the reader knows (their checkpoints stay before it). */
-  readonly held?: readonly HeldEvent[];
+  readonly held: readonly HeldEvent[];
 };
 
 /** Where a projection holds: the first event it handles whose schema version is newer than the reader knows. */
@@ -250,7 +250,7 @@ export async function applyBatchInTransaction(
   const decoded = 'projected' in batch ? batch : decodeBatch(batch);
   const { events } = decoded;
   const last = events.at(-1);
-  if (last === undefined) return { targets, applied: new Map(), deadLetters: [] };
+  if (last === undefined) return { targets, applied: new Map(), deadLetters: [], held: [] };
 
   const plans = targets.map((target) => planTarget(target, decoded));
 
@@ -448,7 +448,7 @@ function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
 }
 
 /** Undefined for a type this code does not know; throws when the event breaks its schema. */
-function decodeOne(raw: RecordedEvent, knownVersion: KnownVersions = currentVersionOf): ProjectedEvent | undefined {
+function decodeOne(raw: RecordedEvent, knownVersion?: KnownVersions): ProjectedEvent | undefined {
   const envelope = decodeEvent(raw, knownVersion);
   if (envelope === undefined) return undefined;
   // The envelope is a fresh object of this call: extend it rather than copy it.

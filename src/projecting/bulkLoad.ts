@@ -145,9 +145,9 @@ export class BulkLoader {
     chunkEvents = logLoadChunkEvents,
   ): Promise<BatchTarget> {
     const bulk = target.projection.fold.rows;
-    const select = bulk?.fromLog?.select;
-    const version = bulk?.fromLog?.version ?? 0;
-    if (bulk === undefined || select === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
+    const fromLog = bulk?.fromLog;
+    if (bulk === undefined || fromLog === undefined) throw new Error(`projection ${target.projection.name} has no rows from the log`);
+    const { select, version } = fromLog;
     const schemaName = target.generation.schemaName;
     const handles = sql.array([...target.projection.handles], 'text');
     const after = (position: LogPosition) => sql.fragment`(e.transaction_id, e.global_position) > (${position.tx.toString()}::xid8, ${position.seq})`;

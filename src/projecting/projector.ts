@@ -162,13 +162,13 @@ export function startProjector(options: ProjectorOptions): Projector {
         const result = await pool.transaction((tx) => applyBatchInTransaction(tx, targets, decoded, 'live', logger));
         // A projection that holds follows no more of the log in this process (this code cannot read
         // the event it holds at; status and supply_projection_held say so); the others go on.
-        for (const held of result.held ?? []) {
+        for (const held of result.held) {
           logger.error(
             { ...held, position: formatPosition(held.position) },
             'projection holds: the event is of a schema version newer than this release reads; deploy a release that reads it (readers before writers)',
           );
         }
-        targets = result.targets.filter((target) => !(result.held ?? []).some((held) => held.projection === target.projection.name));
+        targets = result.targets.filter((target) => !result.held.some((held) => held.projection === target.projection.name));
         if (targets.length === 0) {
           await sleep(lockRetryMs * 60, undefined, { signal }).catch(() => undefined);
           return;

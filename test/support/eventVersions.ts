@@ -1,5 +1,9 @@
 import type { EventEnvelope } from '../../src/events/index.js';
 import type { EventStore, StreamWrite } from '../../src/eventStore/eventStore.js';
+import { renameField } from '../../src/events/upcasters.js';
+
+/** The inverse of StockMovementRecorded's v2 upcaster. */
+const backToSecondActor = renameField('witnessId', 'secondActorId');
 
 /**
  * The event as the console wrote it before its type's first change (src/events/upcasters.ts):
@@ -7,9 +11,7 @@ import type { EventStore, StreamWrite } from '../../src/eventStore/eventStore.js
  */
 export function asFirstVersion(event: EventEnvelope): EventEnvelope {
   if (event.type === 'StockMovementRecorded') {
-    const data: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(event.data)) data[key === 'witnessId' ? 'secondActorId' : key] = value;
-    return { ...event, schemaVersion: 1, data } as unknown as EventEnvelope;
+    return { ...event, schemaVersion: 1, data: backToSecondActor(event.data, event) } as unknown as EventEnvelope;
   }
   if (event.type === 'OrderDrafted') {
     const { lineCount: _, ...data } = event.data;
