@@ -169,14 +169,20 @@ export class BulkLoader {
         let { generation } = target;
         while (generation.eventsSeen < head.eventCount) {
           const from = generation.checkpoint;
-          // The chunk ends at the chunkEvents-th event past the checkpoint (an index-only scan of the log's key), or at the head.
+          // The chunk ends at the chunkEvents-th event past the checkpoint, or at the head. The
+          // subquery skips to it on the log's key alone (an index-only scan); only the event it
+          // finds is read for its recordedAt: an OFFSET over rows read whole reads each skipped one.
           const ends = await run(
             client,
             sql.fragment`
               SELECT e.transaction_id::text AS tx, e.global_position::text AS seq,
                 to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "recordedAt"
-              FROM events AS e WHERE ${after(from)} AND ${upTo(head.position)}
-              ORDER BY e.transaction_id, e.global_position OFFSET ${chunkEvents - 1} LIMIT 1
+              FROM events AS e
+              WHERE (e.transaction_id, e.global_position) = (
+                SELECT e.transaction_id, e.global_position FROM events AS e
+                WHERE ${after(from)} AND ${upTo(head.position)}
+                ORDER BY e.transaction_id, e.global_position OFFSET ${chunkEvents - 1} LIMIT 1
+              )
             `,
           );
           const end = chunkEnd.parse(ends.rows[0] ?? null);
