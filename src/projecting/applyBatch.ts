@@ -1,6 +1,6 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { checkTrustedEvent, decodeEvent, eventSchemas, EventVersionError, type EventType, type KnownVersions } from '../events/index.js';
+import { checkTrustedEvent, currentVersionOf, decodeEvent, eventSchemas, EventVersionError, type EventType, type KnownVersions } from '../events/index.js';
 import { compareLogPositions, type EventStore, type LogPosition, type RecordedEvent } from '../eventStore/eventStore.js';
 import type { Logger } from '../platform/logger.js';
 import { sql } from '../platform/sql.js';
@@ -436,7 +436,10 @@ async function recordDeadLetters(tx: DatabaseTransactionConnection, letters: rea
   }
 }
 
-/** The stored event itself as the projected event once the trusted read has checked it (its data upcast when older). */
+/**
+ * The stored event itself as the projected event once the trusted read has checked it; an older
+ * version's is a copy with its data upcast and, as decodeEvent's envelope, the current version.
+ */
 function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
   let data: unknown;
   try {
@@ -444,7 +447,8 @@ function trustOne(raw: RecordedEvent, dataRead: boolean): ProjectedEvent {
   } catch (error) {
     throw new ReplayDecodeError(raw, error instanceof Error ? error.message : String(error));
   }
-  return (data === raw.data ? raw : { ...raw, data }) as unknown as ProjectedEvent;
+  // checkTrustedEvent refused an unknown type.
+  return (data === raw.data ? raw : { ...raw, schemaVersion: currentVersionOf(raw.type as EventType), data }) as unknown as ProjectedEvent;
 }
 
 /** Undefined for a type this code does not know; throws when the event breaks its schema. */
