@@ -4,7 +4,7 @@ import { generateHistory } from '../src/console/history/generateHistory.js';
 import { migrate } from '../src/platform/migrate.js';
 import { sql } from '../src/platform/sql.js';
 import { consoleThatChanged } from '../test/support/eventVersions.js';
-import { createBenchDatabase, historyOptions, historyParamsOf, note, openBenchStore, seedBenchHistory, type BenchDatabase } from './benchSupport.js';
+import { createBenchDatabase, historyOptions, historyParamsOf, note, openBenchStore, round, seedBenchHistory, type BenchDatabase } from './benchSupport.js';
 import { commandReplay } from './replay.js';
 import type { BenchResult } from './run.js';
 
@@ -51,26 +51,26 @@ export async function run(args: readonly string[]): Promise<BenchResult> {
       }
     }
     const seconds: number[][] = logs.map(() => []);
-    for (let round = 0; round < rounds; round += 1) {
+    for (let turn = 0; turn < rounds; turn += 1) {
       for (const [index, log] of logs.entries()) {
         if (log.database === undefined) throw new Error(`no database for ${log.label}`);
         const replay = await commandReplay({ connectionUri: log.database.connectionUri, database: log.database.name, batchSize: 5000, parallelism: 2, strict: false });
         if (replay.events !== events) throw new Error(`${log.label}: replayed ${replay.events} events, the history has ${events}`);
-        note(`round ${round + 1}, ${log.label}: ${replay.seconds.toFixed(2)} s = ${Math.round(replay.events / replay.seconds)} events/s`);
+        note(`round ${turn + 1}, ${log.label}: ${replay.seconds.toFixed(2)} s = ${Math.round(replay.events / replay.seconds)} events/s`);
         seconds[index]?.push(replay.seconds);
       }
     }
     const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
     const [firstVersions, mixed] = seconds.map(median) as [number, number];
-    const ratio = Math.round((mixed / firstVersions) * 1000) / 1000;
+    const ratio = round(mixed / firstVersions, 3);
     const target = { mixedOverFirstVersions: 1.05 };
     return {
       bench: 'versions',
       figures: {
         events,
         rounds,
-        firstVersionsSeconds: Math.round(firstVersions * 100) / 100,
-        mixedSeconds: Math.round(mixed * 100) / 100,
+        firstVersionsSeconds: round(firstVersions, 2),
+        mixedSeconds: round(mixed, 2),
         firstVersionsEventsPerSec: Math.round(events / firstVersions),
         mixedEventsPerSec: Math.round(events / mixed),
       },
